@@ -1,0 +1,205 @@
+#pragma once
+/// @file
+/// Accessors and accesses: how a thread gets timestamped access to the world.
+
+#include <simsync/error.hpp>
+#include <simsync/time.hpp>
+#include <simsync/world.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <typeinfo>
+
+namespace simsync {
+
+namespace detail {
+class Core;
+struct Slot;
+} // namespace detail
+
+/// Whether an accessor holds simulated time back between its accesses.
+enum class AccessorKind {
+    /// Time never moves past an instant at which the accessor could still ask:
+    /// between a release and its next request it holds time at the bound it
+    /// declared on release. Deterministic: same config, same grants.
+    lockstep,
+    /// Best effort: holds time back only while it holds an access or has a
+    /// pending request. A request for a time already passed is refused.
+    free,
+};
+
+/// What an access allows.
+enum class AccessMode {
+    exclusive, ///< alone with the world; may write. The default.
+    shared,    ///< read-only; several shared accesses at one instant run at once.
+};
+
+const char* to_string(AccessorKind kind) noexcept;
+const char* to_string(AccessMode mode) noexcept;
+
+/// Options of an accessor, fixed at registration except `kind`
+/// (see Accessor::set_kind).
+struct AccessorOptions {
+    AccessorKind kind = AccessorKind::lockstep;
+    AccessMode mode = AccessMode::exclusive;
+    /// Order at one instant: higher priority first, then registration order.
+    int priority = 0;
+    /// Lockstep only: the time of the first request. Until then the accessor
+    /// holds time there. Unset: it holds time at the current time.
+    SimTime first_request = SimTime::min();
+    /// Lockstep only: a plain release (without naming the next request) declares
+    /// the bound `granted time + lookahead`. Zero holds time at the granted time
+    /// until the next request.
+    SimDuration lookahead{0};
+};
+
+/// A granted access to the world at one simulated instant, or the reason why
+/// none was granted.
+///
+/// Copy: no. Move: yes (ownership of the access moves).
+/// Thread safety: distinct objects: safe. Shared objects: unsafe; an access
+/// belongs to the thread that requested it, though it may be released on another.
+///
+/// While an Access converts to `true`, the handler does not step the world and,
+/// for an exclusive access, grants nobody else. Destroying it releases it, also
+/// during stack unwinding: an exception thrown inside an access releases it.
+/// An Access must not outlive the SimSyncHandler's world.
+///
+/// @code
+/// simsync::Access a = camera.request_access(simsync::sim_time(33ms));
+/// if (!a) return;                       // a.error(): time_passed, stopped, ...
+/// read_pixels(a.world_as<MyWorld>(), a.granted_time());
+/// a.release(simsync::sim_time(67ms));   // lockstep: hold time at the next frame
+/// @endcode
+class Access {
+public:
+    Access() noexcept = default;
+    Access(Access&& other) noexcept;
+    Access& operator=(Access&& other) noexcept;
+    Access(const Access&) = delete;
+    Access& operator=(const Access&) = delete;
+    /// Releases the access (as `release()`), if still held.
+    ~Access();
+
+    /// True while this object holds a granted access.
+    explicit operator bool() const noexcept { return slot_ != nullptr; }
+    /// Why no access was granted (empty when one was granted, also after release).
+    std::error_code error() const noexcept { return error_; }
+
+    /// The grid instant at which the access was granted: the simulation's current
+    /// time for as long as the access is held.
+    SimTime granted_time() const noexcept { return granted_; }
+    /// The time the caller asked for, before rounding.
+    SimTime requested_time() const noexcept { return requested_; }
+    AccessMode mode() const noexcept { return mode_; }
+    /// Position of this grant in the handler's total order of grants (0, 1, 2, ...).
+    /// Shared accesses held at once still have distinct, deterministic numbers.
+    std::uint64_t sequence() const noexcept { return sequence_; }
+
+    /// The world. @throws simsync::Error (invalid_state) if no access is held.
+    World& world() const;
+    /// The world as its concrete type. @throws std::bad_cast if it is not a `T`.
+    template <class T>
+    T& world_as() const
+    {
+        return dynamic_cast<T&>(world());
+    }
+
+    /// Releases the access. A lockstep accessor then holds time at
+    /// `granted_time() + lookahead` until its next request. No-op if not held.
+    void release() noexcept;
+    /// Releases the access and, atomically, declares the time of the accessor's
+    /// next request: a lockstep accessor holds time at (the grid rounding of)
+    /// `next_request` until it asks again, so time cannot slip past it.
+    /// A free accessor ignores the bound.
+    /// @throws simsync::Error (invalid_argument) if `next_request` is before the
+    ///         granted time; the access is then still held.
+    void release(SimTime next_request);
+
+    /// True if an operator revoked this accessor while the access was held: the
+    /// world is then no longer protected for this thread. Stop touching it.
+    bool revoked() const noexcept;
+
+private:
+    friend class detail::Core;
+    Access(std::error_code error, SimTime requested) noexcept
+        : error_(error), requested_(requested)
+    {
+    }
+    void reset() noexcept;
+
+    std::shared_ptr<detail::Core> core_;
+    std::shared_ptr<detail::Slot> slot_;
+    World* world_ = nullptr;
+    std::error_code error_;
+    SimTime requested_{};
+    SimTime granted_{};
+    AccessMode mode_ = AccessMode::exclusive;
+    std::uint64_t sequence_ = 0;
+};
+
+/// A registered participant of the simulation, made by
+/// SimSyncHandler::register_accessor. Each request blocks until its access is
+/// granted or refused.
+///
+/// Copy: no. Move: yes.
+/// Thread safety: one request at a time per accessor; use one Accessor per
+/// thread. `set_kind`, `name` and `registered` are safe from any thread.
+/// Destroying the Accessor deregisters it (releasing any access it still holds).
+/// It may outlive the SimSyncHandler: requests then return `stopped`.
+///
+/// Requests at a time `t`:
+///  - `t` is rounded to the step grid with the handler's Rounding policy;
+///  - a rounded time before the current time is refused with `time_passed`
+///    (exactly the current time is granted);
+///  - the call blocks until the handler has stepped the world to the rounded time
+///    and it is this accessor's turn at that instant (priority, then registration
+///    order), then returns the Access. While waiting, the calling thread may be
+///    asked to step the world itself (StepThread::any): that saves a thread handoff.
+///  - if the calling thread is a boost::thread and is interrupted while waiting,
+///    the request is withdrawn and boost::thread_interrupted propagates.
+class Accessor {
+public:
+    Accessor() noexcept = default;
+    Accessor(Accessor&&) noexcept = default;
+    Accessor& operator=(Accessor&& other) noexcept;
+    Accessor(const Accessor&) = delete;
+    Accessor& operator=(const Accessor&) = delete;
+    ~Accessor();
+
+    /// Blocks until the access at `t` is granted or refused.
+    Access request_access(SimTime t);
+    /// As request_access, but gives up with `timed_out` at the wall-clock `deadline`.
+    Access request_access_until(SimTime t, WallTime deadline);
+    /// As request_access, but gives up with `timed_out` after `timeout` of wall time.
+    Access request_access_for(SimTime t, WallClock::duration timeout);
+    /// Grants only if that needs no waiting for another thread (the calling
+    /// thread may step the world to `t` itself); otherwise `would_block`.
+    Access try_request_access(SimTime t);
+
+    /// Switches between lockstep and free while the simulation runs. Becoming
+    /// lockstep while idle holds time at the current time (the accessor could ask
+    /// for it). Thread-safe.
+    void set_kind(AccessorKind kind);
+    AccessorKind kind() const;
+
+    /// Deregisters now: a held access is released, a lockstep bound lifted.
+    void deregister() noexcept;
+    /// False after deregister() or an operator's revoke.
+    bool registered() const noexcept;
+    const std::string& name() const;
+
+private:
+    friend class detail::Core;
+    Accessor(std::shared_ptr<detail::Core> core, std::shared_ptr<detail::Slot> slot) noexcept
+        : core_(std::move(core)), slot_(std::move(slot))
+    {
+    }
+
+    std::shared_ptr<detail::Core> core_;
+    std::shared_ptr<detail::Slot> slot_;
+};
+
+} // namespace simsync

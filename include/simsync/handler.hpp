@@ -1,0 +1,183 @@
+#pragma once
+/// @file
+/// SimSyncHandler: the one object per simulation that owns simulated time and
+/// grants timestamped access to the world.
+
+#include <simsync/accessor.hpp>
+#include <simsync/error.hpp>
+#include <simsync/time.hpp>
+#include <simsync/world.hpp>
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace simsync {
+
+/// Which thread runs World::step.
+enum class StepThread {
+    /// The thread whose request is granted next steps the world on its way to
+    /// the grant, so a lone accessor pays no thread handoff at all; an operator
+    /// call (step, run_until) with no request pending steps on the calling thread.
+    any,
+    /// Only the host thread steps, inside SimSyncHandler::run(); for engines that
+    /// must be stepped on the thread that created them.
+    host,
+};
+
+/// Configuration of a handler; fixed for its life.
+struct HandlerConfig {
+    /// The physics step `dt`; the grid is `k * step`, k >= 0. Must be > 0.
+    SimDuration step{std::chrono::milliseconds(1)};
+    /// How requested times are mapped onto the grid.
+    Rounding rounding = Rounding::nearest;
+    /// Start paused (time does not advance until resume, step or run_until).
+    bool start_paused = false;
+    StepThread step_thread = StepThread::any;
+};
+
+enum class HandlerState { running, paused, stopped };
+const char* to_string(HandlerState state) noexcept;
+
+/// One accessor in a Snapshot.
+struct AccessorStatus {
+    enum class Activity {
+        idle,    ///< between accesses (a lockstep accessor holds time at `time`)
+        waiting, ///< blocked in a request for `time`
+        holding, ///< holds an access granted at `time`
+    };
+    std::string name;
+    AccessorKind kind{};
+    AccessMode mode{};
+    int priority = 0;
+    Activity activity = Activity::idle;
+    /// idle lockstep: its bound; waiting: the rounded requested time; holding:
+    /// the granted time; idle free: the time of its last grant (or start).
+    SimTime time{};
+    /// Wall time spent in the current activity when the snapshot was taken.
+    WallClock::duration for_how_long{};
+    std::uint64_t grants = 0;
+};
+
+const char* to_string(AccessorStatus::Activity activity) noexcept;
+
+/// A consistent picture of the handler at one moment, for operators and status
+/// lines. Taking one is O(number of accessors) and briefly blocks grants.
+struct Snapshot {
+    SimTime now{};
+    HandlerState state = HandlerState::running;
+    std::uint64_t steps = 0;
+    std::uint64_t grants = 0;
+    /// Time that run_until or step(n) will pause at, if any.
+    std::optional<SimTime> pause_at;
+    std::vector<AccessorStatus> accessors;
+    /// Who simulated time is waiting for, if a request is pending beyond now and
+    /// the simulation is not paused: holders of an access, or the lockstep
+    /// accessors whose bound is the earliest. Empty when time is free to move
+    /// or nobody waits.
+    std::vector<std::string> waiting_for;
+    /// Since when (wall time) the current `waiting_for` has held time back.
+    WallClock::duration waiting_for_how_long{};
+};
+
+/// The one object per simulation that owns simulated time and grants threads
+/// timestamped access to the world.
+///
+/// A thread asks for access at the time it wants; the handler rounds that time to
+/// the step grid, steps the world until that time and grants the access; the
+/// thread works on the world and releases it. See Accessor and Access.
+///
+/// Grant rule: when nobody holds an exclusive access and the earliest pending
+/// request is at T: if T == now it is granted; if T > now, the simulation is not
+/// paused and T is not beyond any lockstep accessor's bound, the world is stepped
+/// `(T - now) / dt` times and the request granted; otherwise it waits. At one
+/// instant the order is by priority, then registration order, never arrival
+/// order; a grant also waits for every lockstep accessor that could still ask
+/// for that instant ahead of it. An accessor that asks again at an instant it was
+/// already granted queues behind those that have not had that instant yet.
+/// Same config and same lockstep accessors: the same sequence of grants,
+/// whatever the thread timing.
+///
+/// Copy/move: neither. The world must outlive the handler.
+/// Thread safety: every member function is safe from any thread, at any time,
+/// including from inside an access (where operations that need the world to be
+/// stepped take effect after the access is released).
+/// Destruction stops the handler (waiters get `stopped`) and waits for the
+/// current holders to release, except an access held by the destroying thread.
+///
+/// @code
+/// simsync::CountingWorld world;
+/// simsync::SimSyncHandler handler(world, {.step = 1ms});
+/// auto camera = handler.register_accessor("camera", {.mode = simsync::AccessMode::shared});
+/// for (int n = 0;; ++n) {
+///     auto access = camera.request_access(simsync::sim_time(n * 1s) / 30);
+///     if (!access) break;                      // stopped
+///     render(access.world_as<simsync::CountingWorld>());
+/// }
+/// @endcode
+class SimSyncHandler {
+public:
+    /// @throws simsync::Error (invalid_argument) if `config.step <= 0`.
+    SimSyncHandler(World& world, HandlerConfig config = {});
+    SimSyncHandler(const SimSyncHandler&) = delete;
+    SimSyncHandler& operator=(const SimSyncHandler&) = delete;
+    ~SimSyncHandler();
+
+    /// Registers an accessor. Names are unique among registered accessors.
+    /// @throws simsync::Error: duplicate_name, or invalid_argument (empty name,
+    ///         negative lookahead, first_request before now); stopped handlers
+    ///         still register (requests then return `stopped`).
+    Accessor register_accessor(std::string name, AccessorOptions options = {});
+
+    /// The current simulated time. Lock-free; from any thread.
+    SimTime now() const noexcept;
+    SimDuration step_size() const noexcept;
+    Rounding rounding() const noexcept;
+    /// Number of World::step calls so far (== now / step). Lock-free.
+    std::uint64_t steps() const noexcept;
+    HandlerState state() const;
+
+    /// Stops the advance of time. Requests at the current instant are still served,
+    /// so accessors come to rest at their next future request.
+    void pause();
+    /// Lets time advance again (clears any run_until / step target).
+    void resume();
+    /// Advances `n` steps from now (or from the pending pause target), then pauses.
+    void step(std::uint64_t n = 1);
+    /// Runs and pauses at `t` (rounded down to the grid). If `t` is not after now,
+    /// pauses at now.
+    void run_until(SimTime t);
+    /// Stops for good: every waiting and later request returns `stopped`; holders
+    /// finish their accesses; a step in progress completes. Idempotent.
+    void stop();
+
+    /// Host mode (StepThread::host): steps the world on the calling thread whenever
+    /// a grant needs it, until stop(). In `any` mode it just waits for stop().
+    /// @throws simsync::Error (invalid_state) if called twice at once.
+    void run();
+
+    /// Blocks until the handler is paused with nobody holding an access and no
+    /// step in progress, or stopped, or the wall-clock deadline passes.
+    /// @return true unless the deadline passed.
+    bool wait_until_paused(WallTime deadline);
+
+    /// A consistent picture of every accessor and of who time is waiting for.
+    Snapshot snapshot() const;
+
+    /// Operator action on a stuck accessor: removes its registration. A waiting
+    /// request returns `not_registered`; a held access stops counting as held (the
+    /// thread behind it is no longer protected: see Access::revoked); a lockstep
+    /// bound is lifted. @return false if no accessor has that name.
+    bool revoke(const std::string& name);
+
+    /// The exception World::step threw, if the handler stopped because of one.
+    std::exception_ptr failure() const;
+
+private:
+    std::shared_ptr<detail::Core> core_;
+};
+
+} // namespace simsync

@@ -1,0 +1,9 @@
+#pragma once
+/// @file
+/// Umbrella header: includes every public simsync header and nothing else.
+
+#include <simsync/accessor.hpp>
+#include <simsync/error.hpp>
+#include <simsync/handler.hpp>
+#include <simsync/time.hpp>
+#include <simsync/world.hpp>

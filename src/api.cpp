@@ -1,0 +1,184 @@
+// The public classes are thin handles onto detail::Core.
+
+#include "core.hpp"
+
+namespace simsync {
+
+// ----------------------------------------------------------------------- Access
+
+Access::Access(Access&& other) noexcept { *this = std::move(other); }
+
+Access& Access::operator=(Access&& other) noexcept
+{
+    if (this != &other) {
+        release();
+        core_ = std::move(other.core_);
+        slot_ = std::move(other.slot_);
+        world_ = std::exchange(other.world_, nullptr);
+        error_ = other.error_;
+        requested_ = other.requested_;
+        granted_ = other.granted_;
+        mode_ = other.mode_;
+        sequence_ = other.sequence_;
+        other.reset();
+    }
+    return *this;
+}
+
+Access::~Access() { release(); }
+
+void Access::reset() noexcept
+{
+    core_.reset();
+    slot_.reset();
+    world_ = nullptr;
+}
+
+World& Access::world() const
+{
+    if (!slot_) {
+        throw Error(errc::invalid_state,
+                    "Access::world() called without a held access (error: " + error_.message() + ")");
+    }
+    return *world_;
+}
+
+void Access::release() noexcept
+{
+    if (!slot_) return;
+    core_->release(*slot_, sequence_, std::nullopt);
+    reset();
+}
+
+void Access::release(SimTime next_request)
+{
+    if (!slot_) return;
+    core_->release(*slot_, sequence_, next_request); // throws before releasing on bad input
+    reset();
+}
+
+bool Access::revoked() const noexcept { return slot_ && slot_->revoked.load(); }
+
+// --------------------------------------------------------------------- Accessor
+
+Accessor& Accessor::operator=(Accessor&& other) noexcept
+{
+    if (this != &other) {
+        deregister();
+        core_ = std::move(other.core_);
+        slot_ = std::move(other.slot_);
+    }
+    return *this;
+}
+
+Accessor::~Accessor() { deregister(); }
+
+Access Accessor::request_access(SimTime t) { return request_access_until(t, WallTime::max()); }
+
+Access Accessor::request_access_until(SimTime t, WallTime deadline)
+{
+    if (!slot_) throw Error(errc::invalid_state, "request on an empty (moved-from) Accessor");
+    return core_->request(slot_, t, deadline, false);
+}
+
+Access Accessor::request_access_for(SimTime t, WallClock::duration timeout)
+{
+    const auto now = WallClock::now();
+    const auto deadline = timeout >= WallTime::max() - now ? WallTime::max() : now + timeout;
+    return request_access_until(t, deadline);
+}
+
+Access Accessor::try_request_access(SimTime t)
+{
+    if (!slot_) throw Error(errc::invalid_state, "request on an empty (moved-from) Accessor");
+    return core_->request(slot_, t, WallTime::max(), true);
+}
+
+void Accessor::set_kind(AccessorKind kind)
+{
+    if (!slot_) throw Error(errc::invalid_state, "set_kind on an empty (moved-from) Accessor");
+    core_->set_kind(*slot_, kind);
+}
+
+AccessorKind Accessor::kind() const
+{
+    if (!slot_) throw Error(errc::invalid_state, "kind() on an empty (moved-from) Accessor");
+    return core_->kind(*slot_);
+}
+
+void Accessor::deregister() noexcept
+{
+    if (slot_) core_->deregister(*slot_);
+}
+
+bool Accessor::registered() const noexcept { return slot_ && slot_->registered.load(); }
+
+const std::string& Accessor::name() const
+{
+    if (!slot_) throw Error(errc::invalid_state, "name() on an empty (moved-from) Accessor");
+    return slot_->name;
+}
+
+// --------------------------------------------------------------- SimSyncHandler
+
+SimSyncHandler::SimSyncHandler(World& world, HandlerConfig config)
+    : core_(std::make_shared<detail::Core>(world, config))
+{
+}
+
+SimSyncHandler::~SimSyncHandler() { core_->shutdown(); }
+
+Accessor SimSyncHandler::register_accessor(std::string name, AccessorOptions options)
+{
+    return core_->register_accessor(std::move(name), options);
+}
+
+SimTime SimSyncHandler::now() const noexcept { return core_->now(); }
+SimDuration SimSyncHandler::step_size() const noexcept { return core_->config().step; }
+Rounding SimSyncHandler::rounding() const noexcept { return core_->config().rounding; }
+std::uint64_t SimSyncHandler::steps() const noexcept { return core_->steps(); }
+HandlerState SimSyncHandler::state() const { return core_->state(); }
+void SimSyncHandler::pause() { core_->pause(); }
+void SimSyncHandler::resume() { core_->resume(); }
+void SimSyncHandler::step(std::uint64_t n) { core_->step(n); }
+void SimSyncHandler::run_until(SimTime t) { core_->run_until(t); }
+void SimSyncHandler::stop() { core_->stop(); }
+void SimSyncHandler::run() { core_->run(); }
+bool SimSyncHandler::wait_until_paused(WallTime deadline) { return core_->wait_until_paused(deadline); }
+Snapshot SimSyncHandler::snapshot() const { return core_->snapshot(); }
+bool SimSyncHandler::revoke(const std::string& name) { return core_->revoke(name); }
+std::exception_ptr SimSyncHandler::failure() const { return core_->failure(); }
+
+// ------------------------------------------------------------------- to_string
+
+const char* to_string(AccessorKind kind) noexcept
+{
+    return kind == AccessorKind::lockstep ? "lockstep" : "free";
+}
+
+const char* to_string(AccessMode mode) noexcept
+{
+    return mode == AccessMode::exclusive ? "exclusive" : "shared";
+}
+
+const char* to_string(HandlerState state) noexcept
+{
+    switch (state) {
+    case HandlerState::running: return "running";
+    case HandlerState::paused: return "paused";
+    case HandlerState::stopped: return "stopped";
+    }
+    return "?";
+}
+
+const char* to_string(AccessorStatus::Activity activity) noexcept
+{
+    switch (activity) {
+    case AccessorStatus::Activity::idle: return "idle";
+    case AccessorStatus::Activity::waiting: return "waiting";
+    case AccessorStatus::Activity::holding: return "holding";
+    }
+    return "?";
+}
+
+} // namespace simsync

@@ -1,0 +1,610 @@
+#include "core.hpp"
+
+#include <boost/thread/exceptions.hpp>
+
+#include <algorithm>
+#include <cassert>
+#include <sstream>
+
+namespace simsync::detail {
+
+namespace {
+std::string describe(SimTime t) { return format_seconds(t) + " s"; }
+} // namespace
+
+Core::Core(World& world, HandlerConfig config) : world_(world), config_(config)
+{
+    if (config_.step <= SimDuration::zero()) {
+        throw Error(errc::invalid_argument,
+                    "HandlerConfig.step must be > 0, got " + std::to_string(config_.step.count()) + " ns");
+    }
+    if (config_.start_paused) {
+        limit_ = now_;
+    }
+}
+
+Core::~Core()
+{
+    // Slots may outlive the core's sets; unlink them so their safe-mode hooks
+    // do not assert on destruction.
+    pending_.clear();
+    bounds_.clear();
+    holders_.clear();
+}
+
+// ---------------------------------------------------------------- registration
+
+Accessor Core::register_accessor(std::string name, const AccessorOptions& options)
+{
+    if (name.empty()) {
+        throw Error(errc::invalid_argument, "accessor name must not be empty");
+    }
+    if (options.lookahead < SimDuration::zero()) {
+        throw Error(errc::invalid_argument, "AccessorOptions.lookahead of '" + name +
+                                                "' must be >= 0, got " +
+                                                std::to_string(options.lookahead.count()) + " ns");
+    }
+    Lock lock(mutex_);
+    if (by_name_.count(name) != 0) {
+        throw Error(errc::duplicate_name, "an accessor named '" + name + "' is already registered");
+    }
+    SimTime bound = effective_now();
+    if (options.first_request != SimTime::min()) {
+        const SimTime first = round(options.first_request);
+        if (first < now_) {
+            throw Error(errc::invalid_argument,
+                        "AccessorOptions.first_request of '" + name + "' is " +
+                            describe(options.first_request) + ", before the current time " +
+                            describe(now_));
+        }
+        bound = std::max(first, bound);
+    }
+    auto slot = std::make_shared<Slot>(name, options, next_order_++);
+    slot->last_time = now_;
+    if (slot->kind == AccessorKind::lockstep) {
+        add_bound(*slot, bound);
+    }
+    by_name_.emplace(std::move(name), slot);
+    return Accessor(shared_from_this(), std::move(slot));
+}
+
+void Core::add_bound(Slot& s, SimTime bound)
+{
+    assert(bound >= now_);
+    s.bound_key = Key{bound.time_since_epoch().count(), s.round_at(bound), -s.options.priority, s.order};
+    s.last_time = bound;
+    bounds_.insert(s);
+}
+
+void Core::remove_from_sets(Slot& s)
+{
+    if (s.pending_hook.is_linked()) pending_.erase(pending_.iterator_to(s));
+    if (s.bound_hook.is_linked()) bounds_.erase(bounds_.iterator_to(s));
+    if (s.holder_hook.is_linked()) holders_.erase(holders_.iterator_to(s));
+}
+
+AccessorKind Core::kind(const Slot& slot) const
+{
+    Lock lock(mutex_);
+    return slot.kind;
+}
+
+void Core::set_kind(Slot& s, AccessorKind kind)
+{
+    Lock lock(mutex_);
+    if (s.kind == kind || !s.registered.load() || stopped_) {
+        s.kind = kind;
+        return;
+    }
+    s.kind = kind;
+    if (kind == AccessorKind::free) {
+        if (s.bound_hook.is_linked()) bounds_.erase(bounds_.iterator_to(s));
+        if (s.holder_hook.is_linked()) holders_.erase(holders_.iterator_to(s));
+    } else if (s.activity == Activity::idle) {
+        add_bound(s, effective_now());
+    } else if (s.activity == Activity::holding) {
+        s.holder_key = Key{now_.time_since_epoch().count(), s.round_at(now_), -s.options.priority, s.order};
+        holders_.insert(s);
+    }
+    advance(lock, nullptr);
+}
+
+void Core::deregister(Slot& s) noexcept
+{
+    Lock lock(mutex_);
+    if (!s.registered.load()) return;
+    detach(s, false);
+    advance(lock, nullptr);
+}
+
+bool Core::revoke(const std::string& name)
+{
+    Lock lock(mutex_);
+    auto it = by_name_.find(name);
+    if (it == by_name_.end()) return false;
+    const std::shared_ptr<Slot> keep = it->second; // detach erases the index entry
+    detach(*keep, true);
+    advance(lock, nullptr);
+    return true;
+}
+
+// Removes a slot from every structure. A waiting thread is woken and finds
+// itself unregistered; a held access stops counting.
+void Core::detach(Slot& s, bool revoked)
+{
+    if (revoked) s.revoked.store(true);
+    s.registered.store(false);
+    if (s.activity == Activity::holding) {
+        if (s.options.mode == AccessMode::exclusive) {
+            exclusive_held_ = false;
+        } else {
+            --shared_holders_;
+        }
+        notify_state();
+    }
+    if (s.activity == Activity::waiting && s.step_duty) {
+        // It was asked to step but has not started: hand the duty back.
+        s.step_duty = false;
+        stepping_ = false;
+    }
+    remove_from_sets(s);
+    s.activity = Activity::idle;
+    s.since = WallClock::now();
+    s.waiter.notify();
+    by_name_.erase(s.name);
+}
+
+// --------------------------------------------------------------------- request
+
+Access Core::request(const std::shared_ptr<Slot>& slot, SimTime t, WallTime deadline, bool try_only)
+{
+    Slot& s = *slot;
+    Lock lock(mutex_);
+    if (!s.registered.load()) return Access(errc::not_registered, t);
+    if (stopped_) return Access(stop_reason(), t);
+    if (s.activity != Activity::idle) {
+        throw Error(errc::busy, "accessor '" + s.name + "' asked for " + describe(t) + " while it " +
+                                    (s.activity == Activity::holding ? "holds an access"
+                                                                     : "is waiting in another request"));
+    }
+    const SimTime at = round(t);
+    if (at < effective_now()) return Access(errc::time_passed, t);
+
+    if (s.bound_hook.is_linked()) bounds_.erase(bounds_.iterator_to(s));
+    s.activity = Activity::waiting;
+    s.since = WallClock::now();
+    s.request_time = at;
+    s.last_time = at;
+    s.granted = false;
+    s.step_duty = false;
+    s.thread = std::this_thread::get_id();
+    s.pending_key = Key{at.time_since_epoch().count(), s.round_at(at), -s.options.priority, s.order};
+    pending_.insert(s);
+    s.waiter.reset();
+    advance(lock, &s);
+
+    for (;;) {
+        if (s.granted) {
+            Access access;
+            access.core_ = shared_from_this();
+            access.slot_ = slot;
+            access.world_ = &world_;
+            access.requested_ = t;
+            access.granted_ = now_;
+            access.mode_ = s.options.mode;
+            access.sequence_ = s.hold_sequence;
+            return access;
+        }
+        if (!s.registered.load()) return Access(errc::not_registered, t);
+        if (stopped_) {
+            withdraw(s);
+            return Access(stop_reason(), t);
+        }
+        if (s.step_duty) {
+            s.step_duty = false;
+            run_steps(lock);
+            continue;
+        }
+        if (try_only || WallClock::now() >= deadline) {
+            withdraw(s);
+            advance(lock, nullptr);
+            return Access(try_only ? errc::would_block : errc::timed_out, t);
+        }
+        lock.unlock();
+        try {
+            s.waiter.wait_until(deadline);
+        } catch (const boost::thread_interrupted&) {
+            lock.lock();
+            if (s.granted) {
+                // Granted just before the interruption: give it back.
+                release(s, s.hold_sequence, std::nullopt, lock);
+            } else if (s.registered.load()) {
+                if (s.step_duty) {
+                    s.step_duty = false;
+                    stepping_ = false;
+                }
+                withdraw(s);
+                advance(lock, nullptr);
+            }
+            throw;
+        }
+        lock.lock();
+    }
+}
+
+// Takes a waiting slot out of the queue. A lockstep accessor keeps holding time
+// at the instant it asked for: it could ask for it again.
+void Core::withdraw(Slot& s)
+{
+    if (s.activity != Activity::waiting) return;
+    if (s.pending_hook.is_linked()) pending_.erase(pending_.iterator_to(s));
+    s.activity = Activity::idle;
+    s.since = WallClock::now();
+    if (s.kind == AccessorKind::lockstep && !stopped_ && s.registered.load()) {
+        add_bound(s, std::max(s.request_time, effective_now()));
+    }
+}
+
+// --------------------------------------------------------------------- release
+
+void Core::release(Slot& s, std::uint64_t sequence, std::optional<SimTime> next)
+{
+    Lock lock(mutex_);
+    if (next) {
+        if (s.activity == Activity::holding && s.hold_sequence == sequence && round(*next) < now_) {
+            throw Error(errc::invalid_argument, "release of '" + s.name + "' names its next request at " +
+                                                    describe(*next) + ", before the granted time " +
+                                                    describe(now_));
+        }
+    }
+    release(s, sequence, next, lock);
+}
+
+void Core::release(Slot& s, std::uint64_t sequence, std::optional<SimTime> next, Lock& lock)
+{
+    if (!s.registered.load() || s.activity != Activity::holding || s.hold_sequence != sequence) {
+        return; // revoked, deregistered or already released
+    }
+    if (s.holder_hook.is_linked()) holders_.erase(holders_.iterator_to(s));
+    if (s.options.mode == AccessMode::exclusive) {
+        exclusive_held_ = false;
+    } else {
+        --shared_holders_;
+    }
+    s.activity = Activity::idle;
+    s.since = WallClock::now();
+    if (s.kind == AccessorKind::lockstep && !stopped_) {
+        const SimTime bound = next ? round(*next) : round(now_ + s.options.lookahead);
+        add_bound(s, std::max(bound, now_));
+    }
+    advance(lock, nullptr);
+    notify_state();
+}
+
+// ------------------------------------------------------------ the grant engine
+
+// Called after every change of state. Grants what can be granted at the current
+// instant; if nothing holds the world and time may move towards a request (or
+// an operator's target), hands the step duty to the thread that waits for the
+// earliest request, or does it here if that is the calling thread.
+void Core::advance(Lock& lock, Slot* self)
+{
+    if (stopped_) return;
+    grant_at_now();
+    if (stepping_ || !step_goal()) return;
+
+    stepping_ = true;
+    if (config_.step_thread == StepThread::host) {
+        if (host_running_) {
+            host_duty_ = true;
+            host_waiter_.notify();
+        } else {
+            stepping_ = false; // the host will pick it up when run() starts
+        }
+        return;
+    }
+    Slot* next = pending_.empty() ? nullptr : &*pending_.begin();
+    if (next != nullptr && next != self) {
+        next->step_duty = true;
+        next->waiter.notify();
+        return;
+    }
+    run_steps(lock); // our own request is next, or only an operator target remains
+}
+
+std::optional<SimTime> Core::step_goal() const
+{
+    if (stopped_ || has_holders() || step_in_flight_) return std::nullopt;
+    std::optional<SimTime> goal;
+    if (!pending_.empty()) {
+        goal = SimTime{SimDuration{pending_.begin()->pending_key.time_ns}};
+        if (*goal == now_) return std::nullopt; // grant here first (or wait for who is ahead)
+    }
+    if (target_) goal = goal ? std::min(*goal, *target_) : *target_;
+    if (!goal) return std::nullopt;
+    *goal = std::min(*goal, limit_);
+    if (!bounds_.empty()) {
+        *goal = std::min(*goal, SimTime{SimDuration{bounds_.begin()->bound_key.time_ns}});
+    }
+    if (*goal <= now_) return std::nullopt;
+    return goal;
+}
+
+// Steps one dt at a time, re-deciding under the lock after each step, so a
+// pause, a new earlier request, a new lockstep bound or stop take effect at the
+// next step boundary. Precondition: stepping_ is true and this thread owns it.
+void Core::run_steps(Lock& lock)
+{
+    while (step_goal()) {
+        step_in_flight_ = true;
+        lock.unlock();
+        try {
+            world_.step(config_.step);
+        } catch (...) {
+            lock.lock();
+            step_in_flight_ = false;
+            failure_ = std::current_exception();
+            stepping_ = false;
+            stop_locked();
+            return;
+        }
+        lock.lock();
+        step_in_flight_ = false;
+        now_ += config_.step;
+        now_ns_.store(now_.time_since_epoch().count(), std::memory_order_release);
+        steps_.fetch_add(1, std::memory_order_acq_rel);
+        last_progress_ = WallClock::now();
+        if (target_ && now_ >= *target_) target_.reset();
+    }
+    stepping_ = false;
+    grant_at_now();
+    notify_state();
+}
+
+void Core::grant_at_now()
+{
+    if (step_in_flight_) return;
+    const std::int64_t now_ns = now_.time_since_epoch().count();
+    while (!pending_.empty()) {
+        Slot& s = *pending_.begin();
+        if (s.pending_key.time_ns != now_ns) break;
+        // A lockstep accessor that could still ask for this instant ahead of s.
+        if (!bounds_.empty() && bounds_.begin()->bound_key < s.pending_key) break;
+        // A lockstep holder that could ask again ahead of s once it releases.
+        if (!holders_.empty() && holders_.begin()->holder_key < s.pending_key) break;
+        if (exclusive_held_) break;
+        if (s.options.mode == AccessMode::exclusive && shared_holders_ > 0) break;
+        grant(s);
+        if (s.options.mode == AccessMode::exclusive) break;
+    }
+}
+
+void Core::grant(Slot& s)
+{
+    pending_.erase(pending_.iterator_to(s));
+    if (s.round_instant == now_) {
+        ++s.round_count;
+    } else {
+        s.round_instant = now_;
+        s.round_count = 1;
+    }
+    if (s.options.mode == AccessMode::exclusive) {
+        exclusive_held_ = true;
+    } else {
+        ++shared_holders_;
+    }
+    if (s.kind == AccessorKind::lockstep) {
+        s.holder_key = Key{now_.time_since_epoch().count(), s.round_count, -s.options.priority, s.order};
+        holders_.insert(s);
+    }
+    s.activity = Activity::holding;
+    s.since = WallClock::now();
+    last_progress_ = s.since;
+    s.granted = true;
+    s.hold_sequence = grant_sequence_++;
+    ++s.grants;
+    s.waiter.notify();
+}
+
+// ------------------------------------------------------------ operator control
+
+HandlerState Core::state_locked() const noexcept
+{
+    if (stopped_) return HandlerState::stopped;
+    return (now_ >= limit_ && !step_in_flight_) ? HandlerState::paused : HandlerState::running;
+}
+
+HandlerState Core::state() const
+{
+    Lock lock(mutex_);
+    return state_locked();
+}
+
+void Core::pause()
+{
+    Lock lock(mutex_);
+    limit_ = effective_now();
+    target_.reset();
+    notify_state();
+}
+
+void Core::resume()
+{
+    Lock lock(mutex_);
+    limit_ = kSimTimeMax;
+    target_.reset();
+    advance(lock, nullptr);
+}
+
+void Core::step(std::uint64_t n)
+{
+    Lock lock(mutex_);
+    const SimTime base = limit_ == kSimTimeMax ? effective_now() : std::max(limit_, effective_now());
+    limit_ = base + static_cast<std::int64_t>(n) * config_.step;
+    target_ = limit_;
+    advance(lock, nullptr);
+    notify_state();
+}
+
+void Core::run_until(SimTime t)
+{
+    Lock lock(mutex_);
+    const SimTime at = round_to_grid(t, config_.step, Rounding::down);
+    limit_ = std::max(at, effective_now());
+    target_ = limit_;
+    advance(lock, nullptr);
+    notify_state();
+}
+
+void Core::stop()
+{
+    Lock lock(mutex_);
+    stop_locked();
+}
+
+void Core::stop_locked()
+{
+    if (stopped_) return;
+    stopped_ = true;
+    limit_ = effective_now();
+    target_.reset();
+    for (Slot& s : pending_) s.waiter.notify();
+    // Idle lockstep bounds no longer matter; waiters remove themselves.
+    bounds_.clear();
+    host_waiter_.notify();
+    state_cv_.notify_all();
+}
+
+void Core::run()
+{
+    Lock lock(mutex_);
+    if (host_running_) throw Error(errc::invalid_state, "SimSyncHandler::run() is already running");
+    host_running_ = true;
+    struct Done {
+        Core& core;
+        ~Done() { core.host_running_ = false; }
+    } done{*this};
+    if (config_.step_thread != StepThread::host) {
+        ++state_waiters_;
+        state_cv_.wait(lock, [&] { return stopped_; });
+        --state_waiters_;
+        return;
+    }
+    advance(lock, nullptr);
+    while (!stopped_) {
+        if (host_duty_) {
+            host_duty_ = false;
+            run_steps(lock);
+            continue;
+        }
+        lock.unlock();
+        host_waiter_.wait_until(WallTime::max());
+        lock.lock();
+    }
+}
+
+bool Core::wait_until_paused(WallTime deadline)
+{
+    Lock lock(mutex_);
+    ++state_waiters_;
+    auto quiet = [&] {
+        return stopped_ || (state_locked() == HandlerState::paused && !has_holders() && !stepping_);
+    };
+    bool ok = true;
+    while (!quiet()) {
+        if (deadline == WallTime::max()) {
+            state_cv_.wait(lock);
+        } else {
+            const auto remaining = deadline - WallClock::now();
+            if (remaining <= WallClock::duration::zero()) {
+                ok = false;
+                break;
+            }
+            state_cv_.wait_for(lock, boost::chrono::nanoseconds(
+                                         std::chrono::duration_cast<std::chrono::nanoseconds>(remaining).count()));
+        }
+    }
+    --state_waiters_;
+    return ok;
+}
+
+void Core::shutdown()
+{
+    Lock lock(mutex_);
+    stop_locked();
+    // A holder on this very thread cannot release while we wait: don't wait for it.
+    const auto me = std::this_thread::get_id();
+    auto others_active = [&] {
+        if (step_in_flight_) return true;
+        for (const auto& [name, slot] : by_name_) {
+            if (slot->activity == Activity::holding && slot->thread != me) return true;
+        }
+        return false;
+    };
+    ++state_waiters_;
+    state_cv_.wait(lock, [&] { return !others_active(); });
+    --state_waiters_;
+}
+
+std::exception_ptr Core::failure() const
+{
+    Lock lock(mutex_);
+    return failure_;
+}
+
+// ------------------------------------------------------------------ diagnostics
+
+Snapshot Core::snapshot() const
+{
+    Lock lock(mutex_);
+    const auto wall_now = WallClock::now();
+    Snapshot snap;
+    snap.now = now_;
+    snap.state = state_locked();
+    snap.steps = steps_.load();
+    snap.grants = grant_sequence_;
+    if (target_) snap.pause_at = *target_;
+    std::vector<const Slot*> slots;
+    slots.reserve(by_name_.size());
+    for (const auto& [name, slot] : by_name_) slots.push_back(slot.get());
+    std::sort(slots.begin(), slots.end(), [](const Slot* a, const Slot* b) { return a->order < b->order; });
+    for (const Slot* s : slots) {
+        AccessorStatus st;
+        st.name = s->name;
+        st.kind = s->kind;
+        st.mode = s->options.mode;
+        st.priority = s->options.priority;
+        st.activity = s->activity == Activity::idle      ? AccessorStatus::Activity::idle
+                      : s->activity == Activity::waiting ? AccessorStatus::Activity::waiting
+                                                         : AccessorStatus::Activity::holding;
+        st.time = s->activity == Activity::holding ? now_ : s->last_time;
+        st.for_how_long = wall_now - s->since;
+        st.grants = s->grants;
+        snap.accessors.push_back(std::move(st));
+    }
+
+    // Who is time waiting for? Only meaningful if somebody wants time to move.
+    const bool wanted = !pending_.empty() || target_.has_value();
+    if (!stopped_ && wanted && !stepping_) {
+        const bool at_now = !pending_.empty() && pending_.begin()->pending_key.time_ns == now_.time_since_epoch().count();
+        if (has_holders()) {
+            for (const Slot* s : slots) {
+                if (s->activity == Activity::holding) snap.waiting_for.push_back(s->name);
+            }
+        } else if (at_now) {
+            // Blocked at this instant by a lockstep accessor ahead in order.
+            if (!bounds_.empty() && bounds_.begin()->bound_key < pending_.begin()->pending_key) {
+                snap.waiting_for.push_back(bounds_.begin()->name);
+            }
+        } else if (state_locked() != HandlerState::paused && !bounds_.empty()) {
+            const auto lowest = bounds_.begin()->bound_key.time_ns;
+            for (auto it = bounds_.begin(); it != bounds_.end() && it->bound_key.time_ns == lowest; ++it) {
+                snap.waiting_for.push_back(it->name);
+            }
+        }
+        if (!snap.waiting_for.empty()) snap.waiting_for_how_long = wall_now - last_progress_;
+    }
+    return snap;
+}
+
+} // namespace simsync::detail

@@ -1,0 +1,189 @@
+#pragma once
+// The handler's shared state. Private: the public API is SimSyncHandler,
+// Accessor and Access. Everything here is guarded by Core::mutex_ unless
+// marked atomic.
+
+#include "waiter.hpp"
+
+#include <simsync/handler.hpp>
+
+#include <boost/intrusive/set.hpp>
+#include <boost/thread/condition_variable.hpp>
+#include <boost/thread/mutex.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+#include <tuple>
+
+namespace simsync::detail {
+
+// The order of candidates for one instant: earlier time first; at one time, an
+// accessor's first grant at that instant before anybody's second ("round"),
+// then higher priority, then registration order. Unique per slot (order is).
+struct Key {
+    std::int64_t time_ns = 0;
+    std::uint64_t round = 0;
+    int neg_priority = 0;
+    std::uint64_t order = 0;
+
+    friend bool operator<(const Key& a, const Key& b) noexcept
+    {
+        return std::tie(a.time_ns, a.round, a.neg_priority, a.order) <
+               std::tie(b.time_ns, b.round, b.neg_priority, b.order);
+    }
+};
+
+namespace bi = boost::intrusive;
+using Hook = bi::set_member_hook<bi::link_mode<bi::safe_link>>;
+
+enum class Activity { idle, waiting, holding };
+
+// One registered accessor. Owned jointly by its Accessor handle, any Access it
+// holds, and (while registered) the Core's name index; it outlives the Core's
+// interest in it, so a late release or wake-up never touches freed memory.
+struct Slot {
+    Slot(std::string n, const AccessorOptions& o, std::uint64_t ord)
+        : name(std::move(n)), options(o), kind(o.kind), order(ord)
+    {
+    }
+
+    const std::string name;
+    const AccessorOptions options;
+    AccessorKind kind;
+    const std::uint64_t order;
+
+    std::atomic<bool> registered{true};
+    std::atomic<bool> revoked{false};
+
+    Activity activity = Activity::idle;
+    WallTime since = WallClock::now();
+    std::uint64_t grants = 0;
+    SimTime last_time{}; // see AccessorStatus::time
+
+    // Grants at one instant, for the round of the Key.
+    SimTime round_instant = SimTime::min();
+    std::uint64_t round_count = 0;
+
+    // Waiting.
+    SimTime request_time{};
+    bool granted = false;
+    bool step_duty = false; // asked to step the world on its way to its grant
+    std::thread::id thread;
+
+    // Holding.
+    std::uint64_t hold_sequence = 0;
+
+    // Membership in the Core's ordered sets (at most one key per set).
+    Key pending_key, bound_key, holder_key;
+    Hook pending_hook, bound_hook, holder_hook;
+
+    Waiter waiter;
+
+    std::uint64_t round_at(SimTime t) const noexcept { return round_instant == t ? round_count : 0; }
+};
+
+template <Key Slot::*K>
+struct KeyLess {
+    bool operator()(const Slot& a, const Slot& b) const noexcept { return a.*K < b.*K; }
+};
+
+using PendingSet = bi::set<Slot, bi::member_hook<Slot, Hook, &Slot::pending_hook>,
+                           bi::compare<KeyLess<&Slot::pending_key>>>;
+using BoundSet = bi::set<Slot, bi::member_hook<Slot, Hook, &Slot::bound_hook>,
+                         bi::compare<KeyLess<&Slot::bound_key>>>;
+using HolderSet = bi::set<Slot, bi::member_hook<Slot, Hook, &Slot::holder_hook>,
+                          bi::compare<KeyLess<&Slot::holder_key>>>;
+
+class Core : public std::enable_shared_from_this<Core> {
+public:
+    using Lock = boost::unique_lock<boost::mutex>;
+
+    Core(World& world, HandlerConfig config);
+    ~Core();
+
+    Accessor register_accessor(std::string name, const AccessorOptions& options);
+    Access request(const std::shared_ptr<Slot>& slot, SimTime t, WallTime deadline, bool try_only);
+    void release(Slot& slot, std::uint64_t sequence, std::optional<SimTime> next);
+    void release(Slot& slot, std::uint64_t sequence, std::optional<SimTime> next, Lock& lock);
+    void set_kind(Slot& slot, AccessorKind kind);
+    void deregister(Slot& slot) noexcept;
+    AccessorKind kind(const Slot& slot) const;
+
+    SimTime now() const noexcept { return SimTime{SimDuration{now_ns_.load(std::memory_order_acquire)}}; }
+    std::uint64_t steps() const noexcept { return steps_.load(std::memory_order_acquire); }
+    const HandlerConfig& config() const noexcept { return config_; }
+    HandlerState state() const;
+
+    void pause();
+    void resume();
+    void step(std::uint64_t n);
+    void run_until(SimTime t);
+    void stop();
+    void run();
+    bool wait_until_paused(WallTime deadline);
+    void shutdown(); // stop and wait for holders: the handler's destructor
+    Snapshot snapshot() const;
+    bool revoke(const std::string& name);
+    std::exception_ptr failure() const;
+
+    World& world() noexcept { return world_; }
+
+private:
+    SimTime round(SimTime t) const { return round_to_grid(t, config_.step, config_.rounding); }
+    // The time the world is at, or will be at once the step in flight completes.
+    SimTime effective_now() const noexcept { return step_in_flight_ ? now_ + config_.step : now_; }
+    bool has_holders() const noexcept { return exclusive_held_ || shared_holders_ > 0; }
+    HandlerState state_locked() const noexcept;
+
+    void add_bound(Slot& s, SimTime bound);
+    void remove_from_sets(Slot& s);
+    void advance(Lock& lock, Slot* self);
+    void grant_at_now();
+    void grant(Slot& s);
+    std::optional<SimTime> step_goal() const;
+    void run_steps(Lock& lock);
+    void withdraw(Slot& s);
+    void detach(Slot& s, bool revoked);
+    void stop_locked();
+    void notify_state() { if (state_waiters_ > 0) state_cv_.notify_all(); }
+    errc stop_reason() const noexcept { return failure_ ? errc::world_failed : errc::stopped; }
+
+    World& world_;
+    const HandlerConfig config_;
+
+    mutable boost::mutex mutex_;
+    SimTime now_{};
+    std::atomic<std::int64_t> now_ns_{0};
+    std::atomic<std::uint64_t> steps_{0};
+    SimTime limit_ = kSimTimeMax;       // time may not advance beyond (pause)
+    std::optional<SimTime> target_;     // run_until / step(n): advance even without requests
+    bool stopped_ = false;
+    std::exception_ptr failure_;
+
+    bool stepping_ = false;       // step duty assigned or being carried out
+    bool step_in_flight_ = false; // World::step running, mutex released
+    bool host_running_ = false;
+    bool host_duty_ = false;
+    Waiter host_waiter_;
+
+    PendingSet pending_;
+    BoundSet bounds_;   // idle lockstep accessors: time may not pass their bound
+    HolderSet holders_; // lockstep holders, keyed by their possible next request at now
+    int shared_holders_ = 0;
+    bool exclusive_held_ = false;
+
+    std::map<std::string, std::shared_ptr<Slot>, std::less<>> by_name_;
+    std::uint64_t next_order_ = 0;
+    std::uint64_t grant_sequence_ = 0;
+    WallTime last_progress_ = WallClock::now();
+
+    // For wait_until_paused, run() in any mode and shutdown(): not on the grant path.
+    mutable boost::condition_variable state_cv_;
+    int state_waiters_ = 0;
+};
+
+} // namespace simsync::detail

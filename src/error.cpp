@@ -1,0 +1,38 @@
+#include <simsync/error.hpp>
+
+namespace simsync {
+
+namespace {
+class Category final : public std::error_category {
+public:
+    const char* name() const noexcept override { return "simsync"; }
+    std::string message(int code) const override
+    {
+        switch (static_cast<errc>(code)) {
+        case errc::time_passed: return "the requested time has already passed";
+        case errc::stopped: return "the simulation was stopped";
+        case errc::timed_out: return "the request timed out";
+        case errc::not_registered: return "the accessor is not registered";
+        case errc::would_block: return "the access cannot be granted without waiting";
+        case errc::world_failed: return "the world failed to step; the simulation stopped";
+        case errc::invalid_argument: return "invalid argument";
+        case errc::duplicate_name: return "duplicate accessor name";
+        case errc::busy: return "the accessor is already in a request or holds an access";
+        case errc::invalid_state: return "operation not allowed in the current state";
+        }
+        return "unknown simsync error " + std::to_string(code);
+    }
+};
+} // namespace
+
+const std::error_category& error_category() noexcept
+{
+    static const Category category;
+    return category;
+}
+
+std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), error_category()}; }
+
+Error::Error(errc code, const std::string& what) : std::system_error(make_error_code(code), what) {}
+
+} // namespace simsync

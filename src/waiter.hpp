@@ -1,0 +1,52 @@
+#pragma once
+// A one-thread parking spot: the waker sets a sticky signal, the owner consumes it.
+//
+// Why not one condition variable for all waiters: a grant must wake exactly the
+// thread it is for. Why spin first: on a machine with a spare core the grant
+// usually arrives within microseconds (the previous holder releasing), and a
+// futex sleep/wake pair costs ~10 us where a spin costs ~0.2 us. On one core
+// spinning only delays the thread we are waiting for, so we block at once.
+// Blocking uses Boost.Thread so that an interrupted boost::thread leaves the wait.
+
+#include <boost/thread/condition_variable.hpp>
+#include <boost/thread/mutex.hpp>
+
+#include <simsync/time.hpp>
+
+#include <atomic>
+#include <cstdint>
+
+namespace simsync::detail {
+
+class Waiter {
+public:
+    // Wakes the owner (or makes its next wait return at once). Any thread.
+    void notify() noexcept
+    {
+        if (state_.exchange(kSignaled, std::memory_order_acq_rel) == kSleeping) {
+            boost::lock_guard<boost::mutex> guard(mutex_);
+            cv_.notify_one();
+        }
+    }
+
+    // Blocks the owner until notified or `deadline`; consumes the signal.
+    // Returns false on timeout. May throw boost::thread_interrupted.
+    bool wait_until(WallTime deadline);
+
+    // Discards a stale signal. Only the owner calls this.
+    void reset() noexcept { state_.store(kIdle, std::memory_order_relaxed); }
+
+    // Spinning is worth it only with a spare core; decided once per process.
+    static bool spinning_enabled() noexcept;
+
+private:
+    static constexpr std::uint32_t kIdle = 0;
+    static constexpr std::uint32_t kSignaled = 1;
+    static constexpr std::uint32_t kSleeping = 2;
+
+    std::atomic<std::uint32_t> state_{kIdle};
+    boost::mutex mutex_;
+    boost::condition_variable cv_;
+};
+
+} // namespace simsync::detail
