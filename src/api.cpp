@@ -138,6 +138,7 @@ SimDuration SimSyncHandler::step_size() const noexcept { return core_->config().
 Rounding SimSyncHandler::rounding() const noexcept { return core_->config().rounding; }
 std::uint64_t SimSyncHandler::steps() const noexcept { return core_->steps(); }
 HandlerState SimSyncHandler::state() const { return core_->state(); }
+std::uint64_t SimSyncHandler::run_generation() const noexcept { return core_->run_generation(); }
 void SimSyncHandler::pause() { core_->pause(); }
 void SimSyncHandler::resume() { core_->resume(); }
 void SimSyncHandler::step(std::uint64_t n) { core_->step(n); }

@@ -423,6 +423,7 @@ HandlerState Core::state() const
 void Core::pause()
 {
     Lock lock(mutex_);
+    run_generation_.fetch_add(1, std::memory_order_acq_rel);
     limit_ = effective_now();
     target_.reset();
     notify_state();
@@ -431,6 +432,7 @@ void Core::pause()
 void Core::resume()
 {
     Lock lock(mutex_);
+    run_generation_.fetch_add(1, std::memory_order_acq_rel);
     limit_ = kSimTimeMax;
     target_.reset();
     advance(lock, nullptr);
@@ -439,6 +441,7 @@ void Core::resume()
 void Core::step(std::uint64_t n)
 {
     Lock lock(mutex_);
+    run_generation_.fetch_add(1, std::memory_order_acq_rel);
     const SimTime base = limit_ == kSimTimeMax ? effective_now() : std::max(limit_, effective_now());
     limit_ = base + static_cast<std::int64_t>(n) * config_.step;
     target_ = limit_;
@@ -449,6 +452,7 @@ void Core::step(std::uint64_t n)
 void Core::run_until(SimTime t)
 {
     Lock lock(mutex_);
+    run_generation_.fetch_add(1, std::memory_order_acq_rel);
     const SimTime at = round_to_grid(t, config_.step, Rounding::down);
     limit_ = std::max(at, effective_now());
     target_ = limit_;
@@ -466,6 +470,7 @@ void Core::stop_locked()
 {
     if (stopped_) return;
     stopped_ = true;
+    run_generation_.fetch_add(1, std::memory_order_acq_rel);
     limit_ = effective_now();
     target_.reset();
     for (Slot& s : pending_) s.waiter.notify();

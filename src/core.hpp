@@ -115,6 +115,7 @@ public:
 
     SimTime now() const noexcept { return SimTime{SimDuration{now_ns_.load(std::memory_order_acquire)}}; }
     std::uint64_t steps() const noexcept { return steps_.load(std::memory_order_acquire); }
+    std::uint64_t run_generation() const noexcept { return run_generation_.load(std::memory_order_acquire); }
     const HandlerConfig& config() const noexcept { return config_; }
     HandlerState state() const;
 
@@ -159,6 +160,7 @@ private:
     SimTime now_{};
     std::atomic<std::int64_t> now_ns_{0};
     std::atomic<std::uint64_t> steps_{0};
+    std::atomic<std::uint64_t> run_generation_{0};
     SimTime limit_ = kSimTimeMax;       // time may not advance beyond (pause)
     std::optional<SimTime> target_;     // run_until / step(n): advance even without requests
     bool stopped_ = false;

@@ -139,6 +139,11 @@ public:
     /// Number of World::step calls so far (== now / step). Lock-free.
     std::uint64_t steps() const noexcept;
     HandlerState state() const;
+    /// Counts operator actions that change how time runs: pause, resume, step,
+    /// run_until and stop each add one. Lock-free. An accessor that keeps its own
+    /// relation to wall time (a pacing view, a clock publisher) compares it between
+    /// grants to notice a pause, a single step or a resume it did not see.
+    std::uint64_t run_generation() const noexcept;
 
     /// Stops the advance of time. Requests at the current instant are still served,
     /// so accessors come to rest at their next future request.

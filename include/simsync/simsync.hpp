@@ -7,3 +7,4 @@
 #include <simsync/handler.hpp>
 #include <simsync/time.hpp>
 #include <simsync/world.hpp>
+#include <simsync/wall_clock.hpp>
