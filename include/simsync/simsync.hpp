@@ -8,3 +8,4 @@
 #include <simsync/time.hpp>
 #include <simsync/world.hpp>
 #include <simsync/wall_clock.hpp>
+#include <simsync/time_scale.hpp>

@@ -1,0 +1,75 @@
+#include <simsync/error.hpp>
+#include <simsync/time_scale.hpp>
+
+#include <cmath>
+#include <string>
+
+namespace simsync {
+
+namespace {
+
+std::int64_t to_ppb(double scale)
+{
+    if (!std::isfinite(scale) || scale < TimeScale::kMin || scale > TimeScale::kMax) {
+        throw Error(errc::invalid_argument,
+                    "time scale must be a finite value in [1e-06, 1e+06] (simulated seconds per wall "
+                    "second), got " + std::to_string(scale));
+    }
+    return std::llround(scale * 1e9);
+}
+
+std::int64_t scale_ns(std::int64_t wall_ns, std::int64_t ppb) noexcept
+{
+    // 128-bit product: exact for any wall span a process will see.
+    return static_cast<std::int64_t>(static_cast<__int128>(wall_ns) * ppb / 1'000'000'000);
+}
+
+std::int64_t ns_of(WallTime t) noexcept { return t.time_since_epoch().count(); }
+
+} // namespace
+
+TimeScale::TimeScale(double initial, WallClockSource& clock) : clock_(clock)
+{
+    ppb_.store(to_ppb(initial));
+    wall_start_ns_.store(ns_of(clock_.steady_now()));
+}
+
+TimeScale::Segment TimeScale::read() const noexcept
+{
+    for (;;) {
+        const std::uint64_t before = seq_.load(std::memory_order_acquire);
+        Segment s{wall_start_ns_.load(std::memory_order_acquire), scaled_start_ns_.load(std::memory_order_acquire),
+                  ppb_.load(std::memory_order_acquire), generation_.load(std::memory_order_acquire)};
+        if ((before & 1u) == 0 && seq_.load(std::memory_order_acquire) == before) return s;
+    }
+}
+
+double TimeScale::value() const noexcept { return static_cast<double>(ppb_.load(std::memory_order_acquire)) / 1e9; }
+
+std::uint64_t TimeScale::generation() const noexcept { return generation_.load(std::memory_order_acquire); }
+
+void TimeScale::set(double scale)
+{
+    const std::int64_t ppb = to_ppb(scale);
+    std::lock_guard<std::mutex> guard(writer_);
+    const std::int64_t now = ns_of(clock_.steady_now());
+    const Segment old = read();
+    const std::int64_t reached = old.scaled_start_ns + scale_ns(now - old.wall_start_ns, old.ppb);
+    seq_.fetch_add(1, std::memory_order_acq_rel);
+    wall_start_ns_.store(now, std::memory_order_release);
+    scaled_start_ns_.store(reached, std::memory_order_release);
+    ppb_.store(ppb, std::memory_order_release);
+    generation_.store(old.generation + 1, std::memory_order_release);
+    seq_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+SimDuration TimeScale::scaled_elapsed() const noexcept { return scaled_elapsed_at(clock_.steady_now()); }
+
+SimDuration TimeScale::scaled_elapsed_at(WallTime at) const noexcept
+{
+    const Segment s = read();
+    const std::int64_t since = ns_of(at) - s.wall_start_ns;
+    return SimDuration{s.scaled_start_ns + scale_ns(since > 0 ? since : 0, s.ppb)};
+}
+
+} // namespace simsync
