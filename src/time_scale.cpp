@@ -8,6 +8,8 @@ namespace simsync {
 
 namespace {
 
+__extension__ typedef __int128 Int128; // exact 64x64-bit products
+
 std::int64_t to_ppb(double scale)
 {
     if (!std::isfinite(scale) || scale < TimeScale::kMin || scale > TimeScale::kMax) {
@@ -21,7 +23,7 @@ std::int64_t to_ppb(double scale)
 std::int64_t scale_ns(std::int64_t wall_ns, std::int64_t ppb) noexcept
 {
     // 128-bit product: exact for any wall span a process will see.
-    return static_cast<std::int64_t>(static_cast<__int128>(wall_ns) * ppb / 1'000'000'000);
+    return static_cast<std::int64_t>(static_cast<Int128>(wall_ns) * ppb / 1'000'000'000);
 }
 
 std::int64_t ns_of(WallTime t) noexcept { return t.time_since_epoch().count(); }
