@@ -112,9 +112,10 @@ struct Snapshot {
 /// simsync::CountingWorld world;
 /// simsync::SimSyncHandler handler(world, {.step = 1ms});
 /// auto camera = handler.register_accessor("camera", {.mode = simsync::AccessMode::shared});
-/// for (int n = 0;; ++n) {
-///     auto access = camera.request_access(simsync::sim_time(n * 1s) / 30);
-///     if (!access) break;                      // stopped
+/// for (std::int64_t n = 0;; ++n) {                    // on the camera's thread
+///     auto at = simsync::SimTime{n * std::chrono::nanoseconds(1s) / 30};
+///     simsync::Access access = camera.request_access(at); // granted at 0, 33, 67 ms ...
+///     if (!access) break;                              // stopped
 ///     render(access.world_as<simsync::CountingWorld>());
 /// }
 /// @endcode
