@@ -443,7 +443,8 @@ void Core::step(std::uint64_t n)
     Lock lock(mutex_);
     run_generation_.fetch_add(1, std::memory_order_acq_rel);
     const SimTime base = limit_ == kSimTimeMax ? effective_now() : std::max(limit_, effective_now());
-    limit_ = base + static_cast<std::int64_t>(n) * config_.step;
+    const auto room = static_cast<std::uint64_t>((kSimTimeMax - base) / config_.step);
+    limit_ = base + static_cast<std::int64_t>(std::min(n, room)) * config_.step; // saturate, never overflow
     target_ = limit_;
     advance(lock, nullptr);
     notify_state();

@@ -36,6 +36,9 @@ inline const AccessorStatus* find_status(const Snapshot& snap, const std::string
     return nullptr;
 }
 
+// A status points into its snapshot: refuse temporaries, which would dangle.
+const AccessorStatus* find_status(const Snapshot&& snap, const std::string& name) = delete;
+
 inline bool is_waiting(const SimSyncHandler& handler, const std::string& name)
 {
     const auto snap = handler.snapshot();

@@ -287,7 +287,8 @@ TEST_CASE("Handler.Try.WouldBlockWhenAnotherThreadMustAct")
     // Beyond a lockstep bound: would block, and the withdrawn request leaves no trace.
     CHECK(other.try_request_access(ms(20)).error() == errc::would_block);
     CHECK(handler.now() == ms(10));
-    const auto* st = find_status(handler.snapshot(), "other");
+    const Snapshot snap_now = handler.snapshot();
+    const auto* st = find_status(snap_now, "other");
     REQUIRE(st != nullptr);
     CHECK(st->activity == AccessorStatus::Activity::idle);
 }

@@ -88,7 +88,8 @@ TEST_CASE("Lifecycle.Exception.InsideAnAccessReleasesIt" * doctest::timeout(30))
         std::runtime_error);
     threads.join();
     CHECK(granted.load());
-    const auto* st = find_status(handler.snapshot(), "thrower");
+    const Snapshot snap_now = handler.snapshot();
+    const auto* st = find_status(snap_now, "thrower");
     REQUIRE(st != nullptr);
     CHECK(st->activity == AccessorStatus::Activity::idle);
 }
@@ -192,7 +193,8 @@ TEST_CASE("Lifecycle.Revoke.StuckHolderFreesTheOthers" * doctest::timeout(30))
     CHECK(was_revoked.load());
     CHECK_FALSE(stuck.registered());
     CHECK(stuck.request_access(ms(10)).error() == errc::not_registered);
-    CHECK(find_status(handler.snapshot(), "stuck") == nullptr);
+    const Snapshot after = handler.snapshot();
+    CHECK(find_status(after, "stuck") == nullptr);
 }
 
 TEST_CASE("Lifecycle.Revoke.SilentLockstepAccessorLiftsItsBound" * doctest::timeout(30))
@@ -245,7 +247,8 @@ TEST_CASE("Lifecycle.Interrupt.BoostThreadLeavesItsRequest" * doctest::timeout(3
     t.interrupt();
     t.join();
     CHECK(interrupted.load());
-    const auto* st = find_status(handler.snapshot(), "sensor");
+    const Snapshot snap_now = handler.snapshot();
+    const auto* st = find_status(snap_now, "sensor");
     REQUIRE(st != nullptr);
     CHECK(st->activity == AccessorStatus::Activity::idle);
     // The accessor is still usable, and it still holds time where it asked (lockstep).

@@ -113,7 +113,8 @@ public:
     /// Releases the access and, atomically, declares the time of the accessor's
     /// next request: a lockstep accessor holds time at (the grid rounding of)
     /// `next_request` until it asks again, so time cannot slip past it.
-    /// A free accessor ignores the bound.
+    /// A free accessor ignores the bound. A later request before that time is
+    /// served only if time has not passed it (it may have advanced up to the bound).
     /// @throws simsync::Error (invalid_argument) if `next_request` is before the
     ///         granted time; the access is then still held.
     void release(SimTime next_request);

@@ -20,8 +20,10 @@ namespace simsync {
 /// Which thread runs World::step.
 enum class StepThread {
     /// The thread whose request is granted next steps the world on its way to
-    /// the grant, so a lone accessor pays no thread handoff at all; an operator
-    /// call (step, run_until) with no request pending steps on the calling thread.
+    /// the grant, so a lone accessor pays no thread handoff at all. Only when an
+    /// operator's step(n) or run_until target is the sole reason to advance (no
+    /// request pending) does the thread that made it possible step: the operator
+    /// calling step/run_until, or the accessor whose release lifted the last bound.
     any,
     /// Only the host thread steps, inside SimSyncHandler::run(); for engines that
     /// must be stepped on the thread that created them.
