@@ -54,7 +54,10 @@ SimTime nth_request(const Spec& s, std::int64_t n) { return SimTime{s.offset + n
 // The world's state depends on the order of exclusive writes and on the instants.
 std::int64_t mix(std::int64_t value, std::size_t accessor, SimTime t)
 {
-    return value * 1'000'003 + static_cast<std::int64_t>(accessor) * 7919 + t.time_since_epoch().count() / 1000;
+    // Unsigned arithmetic: the hash wraps by design (signed overflow would be UB).
+    const std::uint64_t h = static_cast<std::uint64_t>(value) * 1'000'003u + accessor * 7919u +
+                            static_cast<std::uint64_t>(t.time_since_epoch().count() / 1000);
+    return static_cast<std::int64_t>(h);
 }
 
 // Single-threaded reference: repeatedly grant the smallest (instant, round,
