@@ -33,6 +33,6 @@ const std::error_category& error_category() noexcept
 
 std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), error_category()}; }
 
-Error::Error(errc code, const std::string& what) : std::system_error(make_error_code(code), what) {}
+Error::Error(errc code, const std::string& what) : std::runtime_error(what), code_(make_error_code(code)) {}
 
 } // namespace simsync

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <simsync/error.hpp>
+#include <simsync/schedule.hpp>
 #include <simsync/time.hpp>
 
 #include <vector>
@@ -99,4 +100,23 @@ TEST_CASE("Time.ParseRounding.NamesAndErrors")
         CHECK(e.code() == simsync::errc::invalid_argument);
         CHECK(std::string(e.what()).find("closest") != std::string::npos);
     }
+}
+
+TEST_CASE("Time.Schedule.RatesKeepNoDrift")
+{
+    const auto camera = simsync::PeriodicSchedule::from_rate(30);
+    CHECK(camera.at(0) == simsync::kSimStart);
+    CHECK(camera.at(1) == ns(33'333'333));
+    CHECK(camera.at(30) == sim_time(1s));
+    CHECK(camera.at(30 * 3600) == sim_time(3600s)); // an hour: still exact
+    const auto ntsc = simsync::PeriodicSchedule::from_rate(2997, 100, 1ms);
+    CHECK(ntsc.at(2997) == sim_time(100s) + 1ms);
+    CHECK(camera.first_index_at_or_after(ns(33'333'333)) == 1);
+    CHECK(camera.first_index_at_or_after(ns(33'333'334)) == 2);
+    CHECK(camera.first_index_at_or_after(ns(-5)) == 0);
+    const auto timer = simsync::PeriodicSchedule::from_period(21ms, 5ms);
+    CHECK(timer.at(4) == sim_time(89ms));
+    CHECK(timer.first_index_at_or_after(sim_time(26ms)) == 1);
+    CHECK_THROWS_AS(simsync::PeriodicSchedule::from_period(0ms), simsync::Error);
+    CHECK_THROWS_AS(simsync::PeriodicSchedule::from_rate(0), simsync::Error);
 }

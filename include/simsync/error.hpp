@@ -36,10 +36,14 @@ const std::error_category& error_category() noexcept;
 std::error_code make_error_code(errc e) noexcept;
 
 /// The one exception type simsync throws. Carries an `errc` and a message that
-/// names the offending field and value.
-class Error : public std::system_error {
+/// names the offending field and value; what() is that message, unadorned.
+class Error : public std::runtime_error {
 public:
     Error(errc code, const std::string& what);
+    const std::error_code& code() const noexcept { return code_; }
+
+private:
+    std::error_code code_;
 };
 
 } // namespace simsync

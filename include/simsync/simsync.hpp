@@ -9,3 +9,5 @@
 #include <simsync/world.hpp>
 #include <simsync/wall_clock.hpp>
 #include <simsync/time_scale.hpp>
+#include <simsync/config.hpp>
+#include <simsync/schedule.hpp>
