@@ -1,0 +1,431 @@
+#include "scenario.hpp"
+
+#include "balls_world.hpp"
+
+#include <simsync/simsync.hpp>
+
+#include <poll.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace demo {
+
+const char* const kDefaultScenario = R"(# The demo's embedded scenario (simsync-demo without --config).
+handler:
+  step: 1ms
+time:
+  source: sim
+  scale: 1.0
+world:
+  type: bouncing_balls
+  bodies: 3
+accessors:
+  - {name: lidar, rate: 200, mode: shared}
+  - {name: camera, rate: 30, mode: shared}
+  - {name: gps, rate: 10, mode: shared}
+  - {name: controller, rate: 100, mode: exclusive, priority: 1, role: controller}
+clock:
+  rate: 100
+  sinks:
+    - udp: 127.0.0.1:15555
+pacer:
+  period: 10ms
+  catch_up: bounded
+  catch_up_limit: 100ms
+)";
+
+namespace {
+
+using simsync::SimTime;
+using simsync::WallClock;
+
+struct TraceEvent {
+    SimTime requested;
+    SimTime granted;
+    WallClock::time_point wall_start;
+    WallClock::time_point wall_end;
+};
+
+// Per-accessor figures, written by its own thread only, read after it joined.
+struct Stats {
+    std::uint64_t grants = 0;
+    std::uint64_t refused = 0; // time_passed: a free accessor that fell behind
+    WallClock::duration total_wait{};
+    WallClock::duration max_wait{};
+    simsync::SimDuration total_rounding{}; // |granted - requested|
+    std::vector<TraceEvent> trace;
+};
+
+struct Participant {
+    simsync::AccessorConfig config;
+    simsync::Accessor accessor;
+    Stats stats;
+};
+
+std::unique_ptr<BallsWorld> make_world(const simsync::ScenarioConfig& config)
+{
+    std::int64_t bodies = 3;
+    double restitution = 0.9;
+    if (config.world) {
+        const simsync::ConfigNode& w = *config.world;
+        w.allow_only({"type", "bodies", "restitution"});
+        if (config.world_type != "bouncing_balls") {
+            w.at("type").fail("this program knows the world type bouncing_balls, got '" + config.world_type + "'");
+        }
+        if (auto n = w.find("bodies")) {
+            bodies = n->as_int();
+            if (bodies < 1 || bodies > 10000) n->fail("expected 1..10000 bodies");
+        }
+        if (auto n = w.find("restitution")) {
+            restitution = n->as_double();
+            if (restitution < 0 || restitution > 1) n->fail("expected a restitution in [0, 1]");
+        }
+    }
+    return std::make_unique<BallsWorld>(static_cast<std::size_t>(bodies), restitution);
+}
+
+// Simulated time over wall time in the last second, sampled 10 times a second.
+class RateMeter {
+public:
+    void sample(SimTime sim)
+    {
+        std::lock_guard<std::mutex> g(m_);
+        samples_.push_back({WallClock::now(), sim});
+        while (samples_.size() > 11) samples_.pop_front();
+    }
+    double factor() const
+    {
+        std::lock_guard<std::mutex> g(m_);
+        if (samples_.size() < 2) return 0.0;
+        const double wall = std::chrono::duration<double>(samples_.back().wall - samples_.front().wall).count();
+        const double sim = std::chrono::duration<double>(samples_.back().sim - samples_.front().sim).count();
+        return wall > 0 ? sim / wall : 0.0;
+    }
+
+private:
+    struct Sample {
+        WallClock::time_point wall;
+        SimTime sim;
+    };
+    mutable std::mutex m_;
+    std::deque<Sample> samples_;
+};
+
+std::string status_line(const simsync::SimSyncHandler& handler, const RateMeter& meter, bool verbose)
+{
+    const simsync::Snapshot snap = handler.snapshot();
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "status sim_time=%s state=%s rtf=%.2f grants=%llu",
+                  simsync::format_seconds(snap.now).c_str(), simsync::to_string(snap.state), meter.factor(),
+                  static_cast<unsigned long long>(snap.grants));
+    std::string line = buf;
+    if (verbose && !snap.waiting_for.empty()) {
+        line += " waiting_for=";
+        for (std::size_t i = 0; i < snap.waiting_for.size(); ++i) line += (i ? "," : "") + snap.waiting_for[i];
+        std::snprintf(buf, sizeof buf, " (%.1f s)",
+                      std::chrono::duration<double>(snap.waiting_for_how_long).count());
+        line += buf;
+    }
+    return line;
+}
+
+// Puts a terminal into single-key mode for the life of the object.
+class RawTerminal {
+public:
+    RawTerminal()
+    {
+        if (tcgetattr(STDIN_FILENO, &saved_) != 0) return;
+        termios raw = saved_;
+        raw.c_lflag &= static_cast<tcflag_t>(~(ICANON | ECHO));
+        raw.c_cc[VMIN] = 0;
+        raw.c_cc[VTIME] = 0;
+        active_ = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
+    }
+    ~RawTerminal()
+    {
+        if (active_) tcsetattr(STDIN_FILENO, TCSANOW, &saved_);
+    }
+    RawTerminal(const RawTerminal&) = delete;
+    RawTerminal& operator=(const RawTerminal&) = delete;
+
+private:
+    termios saved_{};
+    bool active_ = false;
+};
+
+// Waits up to `timeout` for input on stdin; returns the bytes read, or nullopt at EOF.
+std::optional<std::string> read_some(std::chrono::milliseconds timeout)
+{
+    pollfd fd{STDIN_FILENO, POLLIN, 0};
+    const int ready = poll(&fd, 1, static_cast<int>(timeout.count()));
+    if (ready <= 0) return std::string();
+    char buf[256];
+    const ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
+    if (n <= 0) return std::nullopt;
+    return std::string(buf, static_cast<std::size_t>(n));
+}
+
+void write_trace(const std::string& file, const std::vector<std::unique_ptr<Participant>>& participants,
+                 WallClock::time_point origin)
+{
+    std::ofstream out(file);
+    if (!out) throw std::runtime_error("cannot write the trace file '" + file + "'");
+    auto us = [&](WallClock::time_point t) {
+        return std::chrono::duration<double, std::micro>(t - origin).count();
+    };
+    out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+    bool first = true;
+    for (std::size_t i = 0; i < participants.size(); ++i) {
+        const auto& p = *participants[i];
+        out << (first ? "" : ",\n") << R"({"name":"thread_name","ph":"M","pid":1,"tid":)" << i + 1
+            << R"(,"args":{"name":")" << p.config.name << "\"}}";
+        first = false;
+        for (const TraceEvent& e : p.stats.trace) {
+            char line[400];
+            std::snprintf(line, sizeof line,
+                          R"({"name":"%s","cat":"%s","ph":"X","pid":1,"tid":%zu,"ts":%.3f,"dur":%.3f,)"
+                          R"("args":{"requested_ns":%lld,"granted_ns":%lld}})",
+                          p.config.name.c_str(), simsync::to_string(p.config.mode), i + 1, us(e.wall_start),
+                          us(e.wall_end) - us(e.wall_start),
+                          static_cast<long long>(e.requested.time_since_epoch().count()),
+                          static_cast<long long>(e.granted.time_since_epoch().count()));
+            out << ",\n" << line;
+        }
+    }
+    out << "\n]}\n";
+}
+
+void accessor_loop(Participant& p, simsync::SimSyncHandler& handler, const std::optional<SimTime>& end,
+                   bool tracing)
+{
+    const bool controller = p.config.role == "controller";
+    const bool lockstep = p.config.kind == simsync::AccessorKind::lockstep;
+    for (std::int64_t n = 0;;) {
+        const SimTime want = p.config.schedule.at(n);
+        if (end && want > *end) break;
+        const auto wall_start = WallClock::now();
+        simsync::Access access = p.accessor.request_access(want);
+        if (!access) {
+            if (access.error() != simsync::errc::time_passed) break; // stopped
+            ++p.stats.refused;
+            n = p.config.schedule.first_index_at_or_after(handler.now());
+            continue;
+        }
+        const auto granted_at = WallClock::now();
+        auto& world = access.world_as<BallsWorld>();
+        if (controller) {
+            // Keep the balls bouncing: kick the lowest one upwards when it is slow.
+            const auto& balls = world.balls();
+            const auto lowest = static_cast<std::size_t>(
+                std::min_element(balls.begin(), balls.end(),
+                                 [](const Ball& a, const Ball& b) { return a.height_m < b.height_m; }) -
+                balls.begin());
+            if (balls[lowest].height_m < 0.05 && std::abs(balls[lowest].velocity_mps) < 1.0) world.kick(lowest, 4.0);
+        } else {
+            volatile double sum = 0; // a sensor reads the world
+            for (const Ball& b : world.balls()) sum = sum + b.height_m;
+        }
+        Stats& s = p.stats;
+        ++s.grants;
+        const auto wait = granted_at - wall_start;
+        s.total_wait += wait;
+        s.max_wait = std::max(s.max_wait, wait);
+        s.total_rounding += access.granted_time() > want ? access.granted_time() - want : want - access.granted_time();
+        ++n;
+        if (lockstep) {
+            access.release(p.config.schedule.at(n));
+        } else {
+            access.release();
+        }
+        if (tracing) s.trace.push_back({want, access.granted_time(), wall_start, WallClock::now()});
+    }
+    p.accessor.deregister(); // let the others run on without us
+}
+
+void print_summary(const std::vector<std::unique_ptr<Participant>>& participants, SimTime sim_elapsed,
+                   WallClock::duration wall_elapsed)
+{
+    std::printf("\n%-12s %-9s %-9s %8s %8s %12s %12s %14s\n", "accessor", "kind", "mode", "grants", "refused",
+                "mean wait", "max wait", "mean rounding");
+    for (const auto& pp : participants) {
+        const auto& p = *pp;
+        const double n = static_cast<double>(std::max<std::uint64_t>(p.stats.grants, 1));
+        std::printf("%-12s %-9s %-9s %8llu %8llu %9.1f us %9.1f us %11.1f us\n", p.config.name.c_str(),
+                    simsync::to_string(p.config.kind), simsync::to_string(p.config.mode),
+                    static_cast<unsigned long long>(p.stats.grants),
+                    static_cast<unsigned long long>(p.stats.refused),
+                    std::chrono::duration<double, std::micro>(p.stats.total_wait).count() / n,
+                    std::chrono::duration<double, std::micro>(p.stats.max_wait).count(),
+                    std::chrono::duration<double, std::micro>(p.stats.total_rounding).count() / n);
+    }
+    const double wall = std::chrono::duration<double>(wall_elapsed).count();
+    const double sim = std::chrono::duration<double>(sim_elapsed.time_since_epoch()).count();
+    std::printf("simulated %.3f s in %.3f s of wall time: achieved real-time factor %.3f\n", sim, wall,
+                wall > 0 ? sim / wall : 0.0);
+}
+
+} // namespace
+
+int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& options)
+{
+    for (const auto& a : config.accessors) {
+        if (a.role == "controller" && a.mode != simsync::AccessMode::exclusive) {
+            throw std::invalid_argument("accessor '" + a.name + "': a controller writes, so it needs mode exclusive");
+        }
+        if (a.role != "controller" && a.role != "sensor") {
+            throw std::invalid_argument("accessor '" + a.name + "': role must be sensor or controller, got '" +
+                                        a.role + "'");
+        }
+    }
+    const auto world = make_world(config);
+    simsync::SimSyncHandler handler(*world, config.handler);
+    simsync::TimeScale scale(config.time_scale);
+
+    std::vector<std::unique_ptr<Participant>> participants;
+    for (const auto& a : config.accessors) {
+        auto p = std::make_unique<Participant>();
+        p->config = a;
+        p->accessor = handler.register_accessor(
+            a.name, {.kind = a.kind, .mode = a.mode, .priority = a.priority, .first_request = a.schedule.at(0)});
+        participants.push_back(std::move(p));
+    }
+    // With --duration, time stops at the end: a lockstep accessor last in every
+    // order holds it there while the others finish their last requests.
+    std::optional<simsync::Accessor> end_keeper;
+    if (options.end) {
+        end_keeper = handler.register_accessor("end", {.kind = simsync::AccessorKind::lockstep,
+                                                       .priority = INT_MIN, .first_request = *options.end});
+    }
+
+    const auto wall_start = WallClock::now();
+    std::atomic<bool> quit{false};
+    std::mutex quit_mutex;
+    std::condition_variable quit_cv;
+    auto request_quit = [&] {
+        {
+            std::lock_guard<std::mutex> g(quit_mutex);
+            quit = true;
+        }
+        quit_cv.notify_all();
+    };
+
+    std::vector<std::thread> threads;
+    std::atomic<std::size_t> finished{0};
+    for (auto& p : participants) {
+        threads.emplace_back([&, raw = p.get()] {
+            accessor_loop(*raw, handler, options.end, !options.trace_file.empty());
+            if (++finished == participants.size() && options.end) request_quit();
+        });
+    }
+    if (participants.empty() && options.end) request_quit();
+
+    RateMeter meter;
+    const bool tty = isatty(STDIN_FILENO) != 0;
+    std::thread operator_thread([&] {
+        std::optional<RawTerminal> raw;
+        if (tty) raw.emplace();
+        std::string pending;
+        auto last_status = WallClock::now();
+        auto last_sample = WallClock::now();
+        while (!quit.load()) {
+            const auto input = read_some(std::chrono::milliseconds(50));
+            if (WallClock::now() - last_sample >= std::chrono::milliseconds(100)) {
+                meter.sample(handler.now());
+                last_sample = WallClock::now();
+            }
+            if (!input) { // end of input: quit, unless a duration ends the run
+                if (!options.end) request_quit();
+                if (!tty) {
+                    // Keep sampling until the run ends.
+                    while (!quit.load()) {
+                        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                        meter.sample(handler.now());
+                    }
+                }
+                break;
+            }
+            if (tty) {
+                for (char c : *input) {
+                    switch (c) {
+                    case 'p': handler.pause(); break;
+                    case 'r': handler.resume(); break;
+                    case 's': handler.step(1); break;
+                    case '+': scale.set(std::min(scale.value() * 2, simsync::TimeScale::kMax)); break;
+                    case '-': scale.set(std::max(scale.value() / 2, simsync::TimeScale::kMin)); break;
+                    case 'q': request_quit(); break;
+                    default: break;
+                    }
+                }
+                if (WallClock::now() - last_status >= std::chrono::milliseconds(250)) {
+                    std::printf("\r%-100s", status_line(handler, meter, true).c_str());
+                    std::fflush(stdout);
+                    last_status = WallClock::now();
+                }
+                continue;
+            }
+            pending += *input;
+            for (std::size_t eol; (eol = pending.find('\n')) != std::string::npos;) {
+                std::istringstream line(pending.substr(0, eol));
+                pending.erase(0, eol + 1);
+                std::string cmd;
+                line >> cmd;
+                if (cmd.empty()) continue;
+                if (cmd == "pause") handler.pause();
+                else if (cmd == "resume") handler.resume();
+                else if (cmd == "step") {
+                    long long n = 1;
+                    if (!(line >> n) || n < 1) n = 1;
+                    handler.step(static_cast<std::uint64_t>(n));
+                } else if (cmd == "scale") {
+                    double x = 0;
+                    line >> x;
+                    try {
+                        scale.set(x);
+                    } catch (const simsync::Error& e) {
+                        std::printf("error %s\n", e.what());
+                    }
+                } else if (cmd == "status") {
+                    std::printf("%s\n", status_line(handler, meter, false).c_str());
+                } else if (cmd == "quit") {
+                    request_quit();
+                } else {
+                    std::printf("error unknown command '%s' (pause, resume, step N, scale X, status, quit)\n",
+                                cmd.c_str());
+                }
+                std::fflush(stdout);
+            }
+        }
+    });
+
+    {
+        std::unique_lock<std::mutex> lock(quit_mutex);
+        quit_cv.wait(lock, [&] { return quit.load(); });
+    }
+    const SimTime reached = handler.now();
+    handler.stop();
+    for (auto& t : threads) t.join();
+    operator_thread.join();
+    const auto wall_elapsed = WallClock::now() - wall_start;
+    if (tty) std::printf("\n");
+    print_summary(participants, reached, wall_elapsed);
+    if (!options.trace_file.empty()) {
+        write_trace(options.trace_file, participants, wall_start);
+        std::printf("trace written to %s\n", options.trace_file.c_str());
+    }
+    return 0;
+}
+
+} // namespace demo
