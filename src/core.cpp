@@ -71,7 +71,7 @@ Accessor Core::register_accessor(std::string name, const AccessorOptions& option
 void Core::add_bound(Slot& s, SimTime bound)
 {
     assert(bound >= now_);
-    s.bound_key = Key{bound.time_since_epoch().count(), s.round_at(bound), -s.options.priority, s.order};
+    s.bound_key = Key{bound.time_since_epoch().count(), s.round_at(bound), s.options.priority, s.order};
     s.last_time = bound;
     bounds_.insert(s);
 }
@@ -103,7 +103,7 @@ void Core::set_kind(Slot& s, AccessorKind kind)
     } else if (s.activity == Activity::idle) {
         add_bound(s, effective_now());
     } else if (s.activity == Activity::holding) {
-        s.holder_key = Key{now_.time_since_epoch().count(), s.round_at(now_), -s.options.priority, s.order};
+        s.holder_key = Key{now_.time_since_epoch().count(), s.round_at(now_), s.options.priority, s.order};
         holders_.insert(s);
     }
     advance(lock, nullptr);
@@ -178,7 +178,7 @@ Access Core::request(const std::shared_ptr<Slot>& slot, SimTime t, WallTime dead
     s.granted = false;
     s.step_duty = false;
     s.thread = std::this_thread::get_id();
-    s.pending_key = Key{at.time_since_epoch().count(), s.round_at(at), -s.options.priority, s.order};
+    s.pending_key = Key{at.time_since_epoch().count(), s.round_at(at), s.options.priority, s.order};
     pending_.insert(s);
     s.waiter.reset();
     advance(lock, &s);
@@ -394,7 +394,7 @@ void Core::grant(Slot& s)
         ++shared_holders_;
     }
     if (s.kind == AccessorKind::lockstep) {
-        s.holder_key = Key{now_.time_since_epoch().count(), s.round_count, -s.options.priority, s.order};
+        s.holder_key = Key{now_.time_since_epoch().count(), s.round_count, s.options.priority, s.order};
         holders_.insert(s);
     }
     s.activity = Activity::holding;

@@ -27,13 +27,13 @@ namespace simsync::detail {
 struct Key {
     std::int64_t time_ns = 0;
     std::uint64_t round = 0;
-    int neg_priority = 0;
+    int priority = 0; // higher first; compared, never negated (INT_MIN is a valid priority)
     std::uint64_t order = 0;
 
     friend bool operator<(const Key& a, const Key& b) noexcept
     {
-        return std::tie(a.time_ns, a.round, a.neg_priority, a.order) <
-               std::tie(b.time_ns, b.round, b.neg_priority, b.order);
+        return std::tie(a.time_ns, a.round, b.priority, a.order) <
+               std::tie(b.time_ns, b.round, a.priority, b.order);
     }
 };
 

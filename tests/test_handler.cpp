@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <limits>
 #include <set>
 
 using namespace simsync;
@@ -518,4 +519,31 @@ TEST_CASE("Handler.RunGeneration.CountsOperatorActions")
     handler.run_until(ms(5));
     handler.stop();
     CHECK(handler.run_generation() == g0 + 5);
+}
+
+TEST_CASE("Handler.Order.ExtremePrioritiesOrderCorrectly" * doctest::timeout(30))
+{
+    // Priorities are compared, never negated: INT_MIN is simply the lowest.
+    CountingWorld world;
+    SimSyncHandler handler(world, {.step = 1ms});
+    auto lowest = handler.register_accessor("lowest", lockstep(AccessMode::exclusive, std::numeric_limits<int>::min()));
+    auto middle = handler.register_accessor("middle", lockstep(AccessMode::exclusive, 0));
+    auto highest = handler.register_accessor("highest", lockstep(AccessMode::exclusive, std::numeric_limits<int>::max()));
+    std::mutex m;
+    std::vector<std::pair<std::uint64_t, std::string>> grants;
+    Threads threads;
+    for (Accessor* a : {&lowest, &middle, &highest}) {
+        threads.spawn([&, a] {
+            Access access = a->request_access(ms(5));
+            REQUIRE(access);
+            std::lock_guard<std::mutex> g(m);
+            grants.emplace_back(access.sequence(), a->name());
+        });
+    }
+    threads.join();
+    std::sort(grants.begin(), grants.end());
+    REQUIRE(grants.size() == 3);
+    CHECK(grants[0].second == "highest");
+    CHECK(grants[1].second == "middle");
+    CHECK(grants[2].second == "lowest");
 }
