@@ -5,6 +5,8 @@
 #include <simsync/accessor.hpp>
 #include <simsync/error.hpp>
 #include <simsync/handler.hpp>
+#include <simsync/periodic_timer.hpp>
+#include <simsync/start_signal.hpp>
 #include <simsync/time.hpp>
 #include <simsync/world.hpp>
 #include <simsync/wall_clock.hpp>
