@@ -67,7 +67,7 @@ struct PeriodicTimer::Impl : std::enable_shared_from_this<PeriodicTimer::Impl> {
         // Only the real clock is waited on with Asio: its wait is the one stop()
         // can cancel, and it waits on system_clock itself, so a stepped system
         // clock moves the deadline with it.
-        use_asio = dynamic_cast<RealWallClock*>(clock) != nullptr;
+        use_asio = config.clock == TimerClock::real && dynamic_cast<RealWallClock*>(clock) != nullptr;
         if (context.signal) signal = detail::SignalAccess::state(*context.signal);
     }
 

@@ -168,11 +168,13 @@ public:
     /// Runs the timer on a new thread; returns at once. Same errors as start(),
     /// except the callback's exceptions, which the next stop() rethrows.
     void start_async(TimerCallback callback);
-    /// Stops the timer: no call begins after stop() returns, except at most the
-    /// one already running or about to run on another thread; a waiting timer
-    /// wakes at once (but see TimerContext::wall_clock). After start_async it
-    /// also joins the timer's thread, unless called from inside the callback.
-    /// Idempotent. @throws what an async callback threw (once).
+    /// Stops the timer: after stop() returns no call begins; a call already
+    /// running on another thread finishes (so at most one more call ends after
+    /// it). A waiting timer wakes at once (but see TimerContext::wall_clock); a
+    /// simulated timer blocked in its request is revoked. After start_async it
+    /// also joins the timer's thread, unless called from inside the callback;
+    /// after start() the caller of start() returns on its own. Idempotent.
+    /// @throws what an async callback threw (once).
     void stop();
 
     /// True between the start and the end of the run.
