@@ -88,7 +88,9 @@ TEST_CASE("Timer.Integration.TwoTimersStartedApartFireTogether" * doctest::timeo
         first_by_instant[f.nominal] = f.woke;
     }
     REQUIRE(second_firings.size() >= kCallsOfSecond);
-    CHECK(second_firings.front().nominal - first_firings.front().nominal >= 2 * kPeriod);
+    // Started 37 ms later, the second timer's first instant lies more than
+    // 37 ms - one period after the first's: on the grid, at least one period.
+    CHECK(second_firings.front().nominal - first_firings.front().nominal >= kPeriod);
 
     std::vector<nanoseconds> spreads, lateness;
     for (const Firing& f : second_firings) {
