@@ -3,11 +3,13 @@
 /// Umbrella header: includes every public simsync header and nothing else.
 
 #include <simsync/accessor.hpp>
+#include <simsync/config.hpp>
 #include <simsync/error.hpp>
 #include <simsync/handler.hpp>
-#include <simsync/time.hpp>
-#include <simsync/world.hpp>
-#include <simsync/wall_clock.hpp>
-#include <simsync/time_scale.hpp>
-#include <simsync/config.hpp>
+#include <simsync/periodic_timer.hpp>
 #include <simsync/schedule.hpp>
+#include <simsync/start_signal.hpp>
+#include <simsync/time.hpp>
+#include <simsync/time_scale.hpp>
+#include <simsync/wall_clock.hpp>
+#include <simsync/world.hpp>

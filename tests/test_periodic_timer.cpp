@@ -1,0 +1,745 @@
+// PeriodicTimer and StartStopSignal on an injected ManualWallClock and on a
+// handler's simulated time: no test here sleeps or depends on wall time (the
+// one wall-clock test is in test_periodic_timer_wallclock.cpp).
+#include <doctest/doctest.h>
+
+#include <simsync/error.hpp>
+#include <simsync/handler.hpp>
+#include <simsync/periodic_timer.hpp>
+#include <simsync/start_signal.hpp>
+#include <simsync/wall_clock.hpp>
+#include <simsync/world.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace std::chrono_literals;
+using std::chrono::nanoseconds;
+using simsync::ManualWallClock;
+using simsync::PeriodicTimer;
+using simsync::PeriodicTimerConfig;
+using simsync::SimTime;
+using simsync::SystemTime;
+using simsync::TimerClock;
+using simsync::TimerContext;
+using simsync::TimerTick;
+
+namespace {
+
+SystemTime unix_time(nanoseconds since_epoch)
+{
+    return SystemTime{std::chrono::duration_cast<simsync::SystemClock::duration>(since_epoch)};
+}
+
+nanoseconds since_epoch(SystemTime t) { return std::chrono::duration_cast<nanoseconds>(t.time_since_epoch()); }
+
+// A one-shot flag that one thread raises and another waits for, so threaded tests
+// wait for an event instead of sleeping.
+class Latch {
+public:
+    void raise()
+    {
+        {
+            std::lock_guard<std::mutex> guard(mutex_);
+            raised_ = true;
+        }
+        cv_.notify_all();
+    }
+    void wait()
+    {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [this] { return raised_; });
+    }
+
+private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    bool raised_ = false;
+};
+
+PeriodicTimerConfig real_config(nanoseconds period, nanoseconds offset)
+{
+    PeriodicTimerConfig config;
+    config.period = period;
+    config.offset = offset;
+    config.clock = TimerClock::real;
+    return config;
+}
+
+PeriodicTimerConfig sim_config(nanoseconds period, nanoseconds offset, std::string name = "timer")
+{
+    PeriodicTimerConfig config;
+    config.name = std::move(name);
+    config.period = period;
+    config.offset = offset;
+    config.clock = TimerClock::simulated;
+    return config;
+}
+
+} // namespace
+
+// ----------------------------------------------------------- schedule maths
+
+TEST_CASE("Timer.Schedule.FirstGridInstantTable")
+{
+    struct Row {
+        nanoseconds t, period, offset, expected;
+    };
+    const std::vector<Row> rows{
+        {10'000'000'000ns, 200ms, 5ms, 10'005'000'000ns}, // the issue's example
+        {10'005'000'000ns, 200ms, 5ms, 10'005'000'000ns}, // on the grid: that instant
+        {10'005'000'001ns, 200ms, 5ms, 10'205'000'000ns}, // 1 ns late: the next one
+        {10'204'999'999ns, 200ms, 5ms, 10'205'000'000ns},
+        {0ns, 200ms, 5ms, 5ms},                           // before the offset: n = 0
+        {7ms, 20ms, 3ms, 23ms},
+        {0ns, 21ms, 25ms, 25ms},                          // offset beyond the period
+        {26ms, 21ms, 25ms, 46ms},
+        {1ns, 1ns, 0ns, 1ns},
+    };
+    for (const Row& row : rows) {
+        CAPTURE(row.t.count());
+        CAPTURE(row.period.count());
+        CAPTURE(row.offset.count());
+        CHECK(simsync::first_grid_instant(row.t, row.period, row.offset) == row.expected);
+    }
+    CHECK_THROWS_AS(simsync::first_grid_instant(0ns, 0ns, 0ns), simsync::Error);
+    CHECK_THROWS_AS(simsync::first_grid_instant(0ns, 1ms, -1ns), simsync::Error);
+}
+
+// ---------------------------------------------------------------- real clock
+
+TEST_CASE("Timer.RealTime.FirstCallThenEveryPeriodTable")
+{
+    struct Row {
+        const char* what;
+        nanoseconds start, period, offset, first;
+    };
+    const std::vector<Row> rows{
+        {"issue example", 10'000'000'000ns, 200ms, 5ms, 10'005'000'000ns},
+        {"start exactly on the grid", 10'005'000'000ns, 200ms, 5ms, 10'005'000'000ns},
+        {"start 1 ns after the grid", 10'005'000'001ns, 200ms, 5ms, 10'205'000'000ns},
+        {"20 ms period, 3 ms offset", 10'300'000'000ns, 20ms, 3ms, 10'303'000'000ns},
+        {"no offset, on the grid", 10'300'000'000ns, 20ms, 0ns, 10'300'000'000ns},
+    };
+    constexpr int kCalls = 5;
+    for (const Row& row : rows) {
+        CAPTURE(row.what);
+        ManualWallClock clock(simsync::WallTime{}, unix_time(row.start));
+        PeriodicTimer timer(real_config(row.period, row.offset), {.wall_clock = &clock});
+        std::vector<nanoseconds> nominal, woke;
+        std::vector<std::uint64_t> skipped;
+        std::vector<std::int64_t> index;
+        timer.start([&](const TimerTick& tick) {
+            nominal.push_back(since_epoch(tick.real_time));
+            woke.push_back(since_epoch(clock.system_now()));
+            skipped.push_back(tick.skipped);
+            index.push_back(tick.index);
+            if (nominal.size() == kCalls) timer.stop();
+        });
+        REQUIRE(nominal.size() == kCalls);
+        for (int k = 0; k < kCalls; ++k) {
+            CAPTURE(k);
+            CHECK(nominal[k] == row.first + k * row.period);
+            CHECK(woke[k] == nominal[k]); // the manual clock wakes exactly on time
+            CHECK(skipped[k] == 0);
+            CHECK(index[k] * row.period + row.offset == nominal[k]);
+        }
+        CHECK(timer.calls() == kCalls);
+        CHECK(timer.skipped() == 0);
+        CHECK_FALSE(timer.running());
+    }
+}
+
+TEST_CASE("Timer.RealTime.StartOnGridCallsWithoutWaiting")
+{
+    ManualWallClock clock(simsync::WallTime{}, unix_time(10'005'000'000ns));
+    PeriodicTimer timer(real_config(200ms, 5ms), {.wall_clock = &clock});
+    nanoseconds first{-1};
+    timer.start([&](const TimerTick& tick) {
+        first = since_epoch(tick.real_time);
+        CHECK(clock.system_now() == unix_time(10'005'000'000ns)); // no time passed
+        timer.stop();
+    });
+    CHECK(first == 10'005'000'000ns);
+}
+
+TEST_CASE("Timer.RealTime.OverrunSkipsAndCountsTable")
+{
+    // Each call runs for the given number of thousandths of a period (the callback
+    // advances the manual clock); the gaps between calls and the skips follow.
+    struct Row {
+        const char* what;
+        std::vector<std::int64_t> run_milli;
+        std::vector<std::int64_t> gaps;
+        std::vector<std::uint64_t> skipped; // of calls 1..n
+    };
+    const std::vector<Row> rows{
+        {"issue example", {1330, 2330, 330}, {2, 3, 1}, {1, 2, 0}},
+        {"exactly one period: late by nothing, no skip", {1000, 1000}, {1, 1}, {0, 0}},
+        {"exactly two periods: one skip", {2000}, {2}, {1}},
+        {"short calls never skip", {0, 999}, {1, 1}, {0, 0}},
+    };
+    const nanoseconds period = 200ms;
+    for (const Row& row : rows) {
+        CAPTURE(row.what);
+        ManualWallClock clock(simsync::WallTime{}, unix_time(10'000'000'000ns));
+        PeriodicTimer timer(real_config(period, 5ms), {.wall_clock = &clock});
+        std::vector<nanoseconds> nominal;
+        std::vector<std::uint64_t> skipped;
+        timer.start([&](const TimerTick& tick) {
+            nominal.push_back(since_epoch(tick.real_time));
+            skipped.push_back(tick.skipped);
+            const std::size_t k = nominal.size() - 1;
+            if (k == row.run_milli.size()) {
+                timer.stop();
+                return;
+            }
+            clock.advance(period * row.run_milli[k] / 1000);
+        });
+        REQUIRE(nominal.size() == row.run_milli.size() + 1);
+        CHECK(nominal[0] == 10'005'000'000ns);
+        CHECK(skipped[0] == 0);
+        std::uint64_t total = 0;
+        for (std::size_t k = 0; k < row.gaps.size(); ++k) {
+            CAPTURE(k);
+            CHECK((nominal[k + 1] - nominal[k]) == row.gaps[k] * period);
+            CHECK(skipped[k + 1] == row.skipped[k]);
+            total += row.skipped[k];
+        }
+        CHECK(timer.skipped() == total);
+    }
+}
+
+// ------------------------------------------------------------------- config
+
+TEST_CASE("Timer.Config.OffsetVersusPeriodTable")
+{
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms});
+    struct Row {
+        TimerClock clock;
+        nanoseconds period, offset;
+        bool accepted;
+    };
+    const std::vector<Row> rows{
+        {TimerClock::real, 200ms, 199'999'999ns, true},
+        {TimerClock::real, 200ms, 200ms, false},
+        {TimerClock::real, 200ms, 1s, false},
+        {TimerClock::simulated, 200ms, 200ms, true},
+        {TimerClock::simulated, 200ms, 1s, true},
+    };
+    for (const Row& row : rows) {
+        CAPTURE(simsync::to_string(row.clock));
+        CAPTURE(row.offset.count());
+        PeriodicTimerConfig config;
+        config.period = row.period;
+        config.offset = row.offset;
+        config.clock = row.clock;
+        if (row.accepted) {
+            CHECK_NOTHROW(PeriodicTimer(config, {.handler = &handler}));
+        } else {
+            try {
+                PeriodicTimer timer(config, {.handler = &handler});
+                FAIL("accepted an offset not smaller than the period");
+            } catch (const simsync::Error& e) {
+                const std::string what = e.what();
+                CHECK(e.code() == simsync::errc::invalid_argument);
+                CHECK(what.find("offset " + simsync::format_seconds(row.offset) + " s") != std::string::npos);
+                CHECK(what.find("period " + simsync::format_seconds(row.period) + " s") != std::string::npos);
+            }
+        }
+    }
+}
+
+TEST_CASE("Timer.Config.BadInputThrows")
+{
+    CHECK_THROWS_WITH_AS(PeriodicTimer(real_config(0ns, 0ns)), doctest::Contains("period 0.000000000 s must be > 0"),
+                         simsync::Error);
+    CHECK_THROWS_WITH_AS(PeriodicTimer(real_config(1ms, -1ns)), doctest::Contains("offset -0.000000001 s"),
+                         simsync::Error);
+    CHECK_THROWS_WITH_AS(PeriodicTimer(sim_config(1ms, 0ns)), doctest::Contains("needs a handler"), simsync::Error);
+    PeriodicTimerConfig waits = real_config(1ms, 0ns);
+    waits.wait_for_start = true;
+    CHECK_THROWS_WITH_AS(PeriodicTimer{waits}, doctest::Contains("needs a signal"), simsync::Error);
+
+    ManualWallClock clock;
+    PeriodicTimer timer(real_config(1ms, 0ns), {.wall_clock = &clock});
+    CHECK_THROWS_WITH_AS(timer.start({}), doctest::Contains("empty callback"), simsync::Error);
+    CHECK_FALSE(timer.running());
+}
+
+// ------------------------------------------------------------ simulated time
+
+TEST_CASE("Timer.SimulatedTime.CallsAtOffsetPlusPeriodsTable")
+{
+    struct Row {
+        const char* what;
+        nanoseconds period, offset;
+        std::vector<std::int64_t> expected_ms;
+    };
+    const std::vector<Row> rows{
+        {"issue example", 21ms, 5ms, {5, 26, 47, 68, 89}},
+        {"offset beyond the period", 10ms, 25ms, {25, 35, 45, 55, 65}},
+        {"offset equal to the period", 10ms, 10ms, {10, 20, 30, 40, 50}},
+    };
+    for (const Row& row : rows) {
+        CAPTURE(row.what);
+        simsync::CountingWorld world;
+        simsync::SimSyncHandler handler(world, {.step = 1ms});
+        PeriodicTimer timer(sim_config(row.period, row.offset, "controller"), {.handler = &handler});
+        std::vector<SimTime> nominal, now, granted;
+        timer.start([&](const TimerTick& tick) {
+            REQUIRE(tick.access != nullptr);
+            nominal.push_back(tick.sim_time);
+            now.push_back(handler.now());
+            granted.push_back(tick.access->granted_time());
+            if (nominal.size() == row.expected_ms.size()) timer.stop();
+        });
+        REQUIRE(nominal.size() == row.expected_ms.size());
+        for (std::size_t k = 0; k < nominal.size(); ++k) {
+            CAPTURE(k);
+            const SimTime expected = simsync::sim_time(std::chrono::milliseconds(row.expected_ms[k]));
+            CHECK(nominal[k] == expected);
+            CHECK(now[k] == nominal[k]);
+            CHECK(granted[k] == nominal[k]);
+        }
+        CHECK_FALSE(timer.error());
+        // The accessor is gone with the run: nothing holds time any more.
+        CHECK(handler.snapshot().accessors.empty());
+    }
+}
+
+TEST_CASE("Timer.SimulatedTime.TwoTimersInterleaveInTimeOrder" * doctest::timeout(30))
+{
+    // Two lockstep timers on their own threads: neither lets time pass its next
+    // call, so the calls, recorded inside their accesses, come in time order and
+    // each sees the handler's time equal to its nominal instant.
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms});
+    std::mutex mutex;
+    std::vector<std::pair<SimTime, char>> calls;
+    bool mismatch = false;
+    auto record = [&](char who, PeriodicTimer& self, Latch& done) {
+        return [&, who](const TimerTick& tick) {
+            std::lock_guard<std::mutex> guard(mutex);
+            calls.emplace_back(tick.sim_time, who);
+            mismatch = mismatch || handler.now() != tick.sim_time;
+            if (tick.sim_time >= simsync::sim_time(200ms)) {
+                self.stop();
+                done.raise();
+            }
+        };
+    };
+    PeriodicTimer a(sim_config(21ms, 5ms, "a"), {.handler = &handler});
+    PeriodicTimer b(sim_config(10ms, 0ns, "b"), {.handler = &handler});
+    Latch a_done, b_done;
+    a.start_async(record('a', a, a_done));
+    b.start_async(record('b', b, b_done));
+    a_done.wait();
+    b_done.wait();
+    a.stop();
+    b.stop();
+    std::lock_guard<std::mutex> guard(mutex);
+    CHECK_FALSE(mismatch);
+    REQUIRE(calls.size() >= 2);
+    for (std::size_t k = 1; k < calls.size(); ++k) {
+        CAPTURE(k);
+        CHECK(calls[k - 1].first <= calls[k].first);
+    }
+    // Every call of a timer is on its grid, and a timer never skips on simulated time.
+    SimTime last_a{}, last_b{};
+    bool first_a = true, first_b = true;
+    for (const auto& [at, who] : calls) {
+        const auto ns = at.time_since_epoch();
+        if (who == 'a') {
+            CHECK((ns - 5ms) % 21ms == 0ns);
+            CHECK((first_a || at - last_a == 21ms));
+            first_a = false;
+            last_a = at;
+        } else {
+            CHECK(ns % 10ms == 0ns);
+            CHECK((first_b || at - last_b == 10ms));
+            first_b = false;
+            last_b = at;
+        }
+    }
+}
+
+TEST_CASE("Timer.SimulatedTime.HandlerStopEndsTimer")
+{
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms});
+    PeriodicTimer timer(sim_config(21ms, 5ms), {.handler = &handler});
+    timer.start([&](const TimerTick&) {
+        if (timer.calls() == 2) handler.stop();
+    });
+    CHECK(timer.calls() == 2);
+    CHECK(timer.error() == simsync::errc::stopped);
+}
+
+// -------------------------------------------------------------------- stop
+
+TEST_CASE("Timer.Stop.BeforeStartNoCall")
+{
+    SUBCASE("real")
+    {
+        ManualWallClock clock;
+        PeriodicTimer timer(real_config(1ms, 0ns), {.wall_clock = &clock});
+        timer.stop();
+        timer.start([](const TimerTick&) { FAIL("called after stop"); });
+        CHECK(timer.calls() == 0);
+    }
+    SUBCASE("simulated")
+    {
+        simsync::CountingWorld world;
+        simsync::SimSyncHandler handler(world, {.step = 1ms});
+        PeriodicTimer timer(sim_config(1ms, 0ns), {.handler = &handler});
+        timer.stop();
+        timer.start([](const TimerTick&) { FAIL("called after stop"); });
+        CHECK(timer.calls() == 0);
+        CHECK(handler.snapshot().accessors.empty());
+    }
+}
+
+TEST_CASE("Timer.Stop.FromCallbackNoFurtherCall")
+{
+    SUBCASE("real")
+    {
+        ManualWallClock clock(simsync::WallTime{}, unix_time(10s));
+        PeriodicTimer timer(real_config(200ms, 5ms), {.wall_clock = &clock});
+        timer.start([&](const TimerTick&) {
+            if (timer.calls() == 3) timer.stop();
+        });
+        CHECK(timer.calls() == 3);
+    }
+    SUBCASE("simulated")
+    {
+        simsync::CountingWorld world;
+        simsync::SimSyncHandler handler(world, {.step = 1ms});
+        PeriodicTimer timer(sim_config(21ms, 5ms), {.handler = &handler});
+        timer.start([&](const TimerTick&) {
+            if (timer.calls() == 3) timer.stop();
+        });
+        CHECK(timer.calls() == 3);
+        CHECK(handler.now() == simsync::sim_time(47ms)); // time stopped at the last call
+    }
+    SUBCASE("real, async: stop inside the callback does not join itself")
+    {
+        ManualWallClock clock(simsync::WallTime{}, unix_time(10s));
+        PeriodicTimer timer(real_config(200ms, 5ms), {.wall_clock = &clock});
+        Latch stopped;
+        timer.start_async([&](const TimerTick&) {
+            if (timer.calls() == 3) {
+                timer.stop();
+                stopped.raise();
+            }
+        });
+        stopped.wait();
+        timer.stop(); // joins
+        CHECK(timer.calls() == 3);
+    }
+}
+
+TEST_CASE("Timer.Stop.FromAnotherThreadDuringCallback" * doctest::timeout(30))
+{
+    // stop() arrives while call 3 runs: that call is the "at most one more", and
+    // none follows. The callback waits until stop() has returned, so the race the
+    // test names is the one that happens.
+    auto run = [](PeriodicTimer& timer) {
+        Latch in_call_3, stop_returned;
+        std::thread runner([&] {
+            timer.start([&](const TimerTick&) {
+                if (timer.calls() == 3) {
+                    in_call_3.raise();
+                    stop_returned.wait();
+                }
+            });
+        });
+        in_call_3.wait();
+        timer.stop(); // start() form: does not join, the caller of start() returns
+        stop_returned.raise();
+        runner.join();
+        CHECK(timer.calls() == 3);
+        CHECK_FALSE(timer.running());
+    };
+    SUBCASE("real")
+    {
+        ManualWallClock clock(simsync::WallTime{}, unix_time(10s));
+        PeriodicTimer timer(real_config(200ms, 5ms), {.wall_clock = &clock});
+        run(timer);
+    }
+    SUBCASE("simulated")
+    {
+        simsync::CountingWorld world;
+        simsync::SimSyncHandler handler(world, {.step = 1ms});
+        PeriodicTimer timer(sim_config(21ms, 5ms), {.handler = &handler});
+        run(timer);
+        CHECK(handler.snapshot().accessors.empty());
+    }
+}
+
+TEST_CASE("Timer.Stop.AsyncFromAnotherThreadJoins" * doctest::timeout(30))
+{
+    SUBCASE("real: no call after stop returns")
+    {
+        ManualWallClock clock(simsync::WallTime{}, unix_time(10s));
+        PeriodicTimer timer(real_config(200ms, 5ms), {.wall_clock = &clock});
+        Latch three_calls;
+        std::atomic<std::uint64_t> calls{0};
+        timer.start_async([&](const TimerTick&) {
+            if (++calls == 3) three_calls.raise();
+        });
+        three_calls.wait();
+        timer.stop();
+        const std::uint64_t after_stop = calls.load();
+        CHECK_FALSE(timer.running());
+        CHECK(after_stop >= 3);
+        CHECK(timer.calls() == after_stop);
+        CHECK(calls.load() == after_stop); // joined: nothing runs any more
+    }
+    SUBCASE("simulated: stop interrupts a request that time would never grant")
+    {
+        simsync::CountingWorld world;
+        simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
+        // Paused at 0: the call at 0 is served, the request for 21 ms waits forever.
+        PeriodicTimer timer(sim_config(21ms, 0ns), {.handler = &handler});
+        Latch first_call;
+        timer.start_async([&](const TimerTick&) { first_call.raise(); });
+        first_call.wait();
+        timer.stop();
+        CHECK(timer.calls() == 1);
+        CHECK_FALSE(timer.running());
+        CHECK_FALSE(timer.error()); // ended by stop(), not by the handler
+        CHECK(handler.snapshot().accessors.empty());
+        CHECK(handler.state() == simsync::HandlerState::paused);
+    }
+}
+
+// ------------------------------------------------------------------- start
+
+TEST_CASE("Timer.Start.TwiceThrows" * doctest::timeout(30))
+{
+    ManualWallClock clock(simsync::WallTime{}, unix_time(10s));
+    PeriodicTimerConfig config = real_config(200ms, 5ms);
+    config.name = "camera";
+    PeriodicTimer timer(config, {.wall_clock = &clock});
+    Latch first_call;
+    timer.start_async([&](const TimerTick&) { first_call.raise(); });
+    first_call.wait();
+    CHECK_THROWS_WITH_AS(timer.start([](const TimerTick&) {}),
+                         doctest::Contains("PeriodicTimer 'camera': started twice (it is already running)"),
+                         simsync::Error);
+    CHECK_THROWS_AS(timer.start_async([](const TimerTick&) {}), simsync::Error);
+    timer.stop();
+    try {
+        timer.start([](const TimerTick&) {});
+        FAIL("restarted a stopped timer");
+    } catch (const simsync::Error& e) {
+        CHECK(e.code() == simsync::errc::invalid_state);
+        CHECK(std::string(e.what()).find("it is stopped") != std::string::npos);
+    }
+}
+
+TEST_CASE("Timer.Callback.ExceptionEndsTimer" * doctest::timeout(30))
+{
+    SUBCASE("start rethrows")
+    {
+        ManualWallClock clock;
+        PeriodicTimer timer(real_config(1ms, 0ns), {.wall_clock = &clock});
+        CHECK_THROWS_WITH(timer.start([&](const TimerTick&) {
+            if (timer.calls() == 2) throw std::runtime_error("sensor failed");
+        }),
+                          "sensor failed");
+        CHECK(timer.calls() == 2);
+        CHECK_FALSE(timer.running());
+    }
+    SUBCASE("stop rethrows after start_async; the access is released")
+    {
+        simsync::CountingWorld world;
+        simsync::SimSyncHandler handler(world, {.step = 1ms});
+        PeriodicTimer timer(sim_config(1ms, 0ns), {.handler = &handler});
+        Latch threw;
+        timer.start_async([&](const TimerTick&) {
+            threw.raise();
+            throw std::runtime_error("controller failed");
+        });
+        threw.wait();
+        CHECK_THROWS_WITH(timer.stop(), "controller failed");
+        CHECK_NOTHROW(timer.stop()); // once
+        CHECK(handler.snapshot().accessors.empty());
+    }
+}
+
+// ----------------------------------------------------------------- signals
+
+TEST_CASE("Timer.Signal.StartBeginsAtTheSignal" * doctest::timeout(30))
+{
+    SUBCASE("real: the first call is the first grid instant after the signal")
+    {
+        ManualWallClock clock(simsync::WallTime{}, unix_time(10s));
+        simsync::StartStopSignal signal;
+        PeriodicTimerConfig config = real_config(200ms, 5ms);
+        config.wait_for_start = true;
+        PeriodicTimer timer(config, {.signal = &signal, .wall_clock = &clock});
+        Latch called;
+        nanoseconds first{};
+        timer.start_async([&](const TimerTick& tick) {
+            first = since_epoch(tick.real_time);
+            timer.stop();
+            called.raise();
+        });
+        clock.advance(1'234ms); // the timer cannot begin before the signal
+        signal.fire_start();
+        called.wait();
+        timer.stop();
+        CHECK(first == 11'405'000'000ns);
+        CHECK(timer.calls() == 1);
+    }
+    SUBCASE("real: a start fired before the timer starts is latched")
+    {
+        ManualWallClock clock(simsync::WallTime{}, unix_time(10s));
+        simsync::StartStopSignal signal;
+        signal.fire_start();
+        PeriodicTimerConfig config = real_config(200ms, 5ms);
+        config.wait_for_start = true;
+        PeriodicTimer timer(config, {.signal = &signal, .wall_clock = &clock});
+        timer.start([&](const TimerTick&) { timer.stop(); });
+        CHECK(timer.calls() == 1);
+    }
+    SUBCASE("simulated: holds time while it waits, then calls at offset + n * period")
+    {
+        simsync::CountingWorld world;
+        simsync::SimSyncHandler handler(world, {.step = 1ms});
+        simsync::StartStopSignal signal;
+        PeriodicTimerConfig config = sim_config(21ms, 5ms);
+        config.wait_for_start = true;
+        PeriodicTimer timer(config, {.handler = &handler, .signal = &signal});
+        Latch three_calls;
+        std::vector<SimTime> nominal;
+        timer.start_async([&](const TimerTick& tick) {
+            nominal.push_back(tick.sim_time);
+            if (nominal.size() == 3) {
+                timer.stop();
+                three_calls.raise();
+            }
+        });
+        signal.fire_start();
+        three_calls.wait();
+        timer.stop();
+        CHECK(nominal == std::vector<SimTime>{simsync::sim_time(5ms), simsync::sim_time(26ms),
+                                              simsync::sim_time(47ms)});
+    }
+}
+
+TEST_CASE("Timer.Signal.StopBeforeStartNoCall" * doctest::timeout(30))
+{
+    auto make_config = [](TimerClock clock) {
+        PeriodicTimerConfig config = clock == TimerClock::real ? real_config(200ms, 5ms) : sim_config(21ms, 5ms);
+        config.wait_for_start = true;
+        return config;
+    };
+    for (const TimerClock clock_kind : {TimerClock::real, TimerClock::simulated}) {
+        CAPTURE(simsync::to_string(clock_kind));
+        simsync::CountingWorld world;
+        simsync::SimSyncHandler handler(world, {.step = 1ms});
+        ManualWallClock clock(simsync::WallTime{}, unix_time(10s));
+        const TimerContext context{.handler = &handler, .signal = nullptr, .wall_clock = &clock};
+
+        // Fired before the timer started: latched.
+        simsync::StartStopSignal early;
+        early.fire_stop();
+        early.fire_start();
+        TimerContext early_context = context;
+        early_context.signal = &early;
+        PeriodicTimer early_timer(make_config(clock_kind), early_context);
+        early_timer.start([](const TimerTick&) { FAIL("called after a stop signal"); });
+        CHECK(early_timer.calls() == 0);
+
+        // Fired while the timer waits for the start (or before it got there).
+        simsync::StartStopSignal late;
+        TimerContext late_context = context;
+        late_context.signal = &late;
+        PeriodicTimer late_timer(make_config(clock_kind), late_context);
+        late_timer.start_async([](const TimerTick&) { FAIL("called after a stop signal"); });
+        late.fire_stop();
+        late.fire_start();
+        late_timer.stop();
+        CHECK(late_timer.calls() == 0);
+        CHECK(handler.snapshot().accessors.empty());
+    }
+}
+
+TEST_CASE("Timer.Signal.StopWhileRunning" * doctest::timeout(30))
+{
+    SUBCASE("without a stop callback it stops the timer")
+    {
+        ManualWallClock clock(simsync::WallTime{}, unix_time(10s));
+        simsync::StartStopSignal signal;
+        PeriodicTimer timer(real_config(200ms, 5ms), {.signal = &signal, .wall_clock = &clock});
+        timer.start([&](const TimerTick&) {
+            if (timer.calls() == 2) signal.fire_stop();
+        });
+        CHECK(timer.calls() == 2);
+    }
+    SUBCASE("with a stop callback it calls that instead")
+    {
+        ManualWallClock clock(simsync::WallTime{}, unix_time(10s));
+        simsync::StartStopSignal signal;
+        int stop_calls = 0;
+        PeriodicTimerConfig config = real_config(200ms, 5ms);
+        config.on_stop_signal = [&] { ++stop_calls; };
+        PeriodicTimer timer(config, {.signal = &signal, .wall_clock = &clock});
+        timer.start([&](const TimerTick&) {
+            if (timer.calls() == 2) signal.fire_stop();
+            if (timer.calls() == 5) timer.stop();
+        });
+        CHECK(timer.calls() == 5);
+        CHECK(stop_calls == 1);
+    }
+    SUBCASE("with a stop callback, a stop before the start calls it once at the start")
+    {
+        ManualWallClock clock(simsync::WallTime{}, unix_time(10s));
+        simsync::StartStopSignal signal;
+        signal.fire_stop();
+        int stop_calls = 0;
+        PeriodicTimerConfig config = real_config(200ms, 5ms);
+        config.on_stop_signal = [&] { ++stop_calls; };
+        PeriodicTimer timer(config, {.signal = &signal, .wall_clock = &clock});
+        timer.start([&](const TimerTick&) {
+            if (timer.calls() == 3) timer.stop();
+        });
+        CHECK(timer.calls() == 3);
+        CHECK(stop_calls == 1);
+    }
+    SUBCASE("one signal stops several timers on other threads")
+    {
+        simsync::CountingWorld world;
+        simsync::SimSyncHandler handler(world, {.step = 1ms});
+        ManualWallClock clock(simsync::WallTime{}, unix_time(10s));
+        simsync::StartStopSignal signal;
+        PeriodicTimerConfig waits_real = real_config(200ms, 5ms);
+        waits_real.wait_for_start = true;
+        PeriodicTimerConfig waits_sim = sim_config(21ms, 5ms);
+        waits_sim.wait_for_start = true;
+        PeriodicTimer real(waits_real, {.signal = &signal, .wall_clock = &clock});
+        PeriodicTimer sim(waits_sim, {.handler = &handler, .signal = &signal});
+        Latch real_called, sim_called;
+        real.start_async([&](const TimerTick&) { real_called.raise(); });
+        sim.start_async([&](const TimerTick&) { sim_called.raise(); });
+        signal.fire_start();
+        real_called.wait();
+        sim_called.wait();
+        signal.fire_stop(); // stops both; stop() below only joins
+        real.stop();
+        sim.stop();
+        CHECK_FALSE(real.running());
+        CHECK_FALSE(sim.running());
+        CHECK(real.calls() >= 1);
+        CHECK(sim.calls() >= 1);
+    }
+}
