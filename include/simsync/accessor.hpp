@@ -147,7 +147,9 @@ private:
 ///
 /// Copy: no. Move: yes.
 /// Thread safety: one request at a time per accessor; use one Accessor per
-/// thread. `set_kind`, `name` and `registered` are safe from any thread.
+/// thread. `set_kind`, `kind`, `name`, `registered` and `deregister` are safe
+/// from any thread; a deregister from another thread while the owner waits makes
+/// that request return `not_registered`.
 /// Destroying the Accessor deregisters it (releasing any access it still holds).
 /// It may outlive the SimSyncHandler: requests then return `stopped`.
 ///
