@@ -9,3 +9,4 @@
 #include <simsync/world.hpp>
 #include <simsync/wall_clock.hpp>
 #include <simsync/time_scale.hpp>
+#include <simsync/pacer.hpp>
