@@ -484,28 +484,35 @@ void RealTimePacer::Impl::loop()
                 lateness.record(d.lateness);
             }
         }
+        std::optional<WallClock::duration> overshoot;
+        WallClock::duration waited{};
         if (d.sleep) {
             const WallTime wait_start = clock.steady_now();
             const bool reached = wait_for_deadline(t, d.deadline);
             if (stop_requested()) return; // the Access releases on the way out
+            const WallTime woke = clock.steady_now();
+            waited = woke - wait_start;
             // The deadline may have moved while waiting (scale change): measure
             // against the schedule as it is now.
-            const WallTime woke = clock.steady_now();
-            std::lock_guard<std::mutex> guard(stats_mutex);
-            counters.waited += woke - wait_start;
-            if (reached) {
-                ++counters.on_time;
-                lateness.record(woke - schedule.deadline(t));
-            } else {
-                ++counters.unpaced;
-            }
+            if (reached) overshoot = woke - schedule.deadline(t);
         }
         next += config.period;
+        {
+            // Recorded before releasing, so that whoever sees the release (a
+            // wait_until_paused, say) also sees the statistics of this grant.
+            const WallTime released = clock.steady_now();
+            std::lock_guard<std::mutex> guard(stats_mutex);
+            counters.waited += waited;
+            if (overshoot) {
+                ++counters.on_time;
+                lateness.record(*overshoot);
+            } else if (d.sleep) {
+                ++counters.unpaced; // cut short by a pause or stop of the handler
+            }
+            window.add(released, t);
+            counters.last_release = t;
+        }
         access.release(next);
-        const WallTime released = clock.steady_now();
-        std::lock_guard<std::mutex> guard(stats_mutex);
-        window.add(released, t);
-        counters.last_release = t;
     }
 }
 
