@@ -11,6 +11,10 @@
 #include <limits>
 #include <mutex>
 
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define SIMSYNC_PACER_RELAX() _mm_pause()
@@ -518,6 +522,11 @@ void RealTimePacer::Impl::loop()
 
 void RealTimePacer::Impl::run() noexcept
 {
+#if defined(__linux__)
+    // Per thread: only the pacer's own sleeps get tighter. Failure just keeps the
+    // default slack.
+    if (config.tight_timer_slack) (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+#endif
     try {
         loop();
     } catch (const boost::thread_interrupted&) {
