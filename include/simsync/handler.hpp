@@ -169,6 +169,8 @@ public:
 
     /// Blocks until the handler is paused with nobody holding an access and no
     /// step in progress, or stopped, or the wall-clock deadline passes.
+    /// A lockstep accessor whose bound is the pause instant may still ask for it
+    /// and be granted after this returns: the handler cannot know whether it will.
     /// @return true unless the deadline passed.
     bool wait_until_paused(WallTime deadline);
 

@@ -1,0 +1,594 @@
+#include <simsync/error.hpp>
+#include <simsync/pacer.hpp>
+
+#include <boost/thread/thread.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <condition_variable>
+#include <limits>
+#include <mutex>
+
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define SIMSYNC_PACER_RELAX() _mm_pause()
+#else
+#define SIMSYNC_PACER_RELAX() std::this_thread::yield()
+#endif
+
+namespace simsync {
+
+namespace {
+
+__extension__ typedef __int128 Int128; // exact products of nanoseconds and ppb
+
+constexpr std::int64_t kBillion = 1'000'000'000;
+
+// How often a long wait looks at the handler (pause, stop) and the scale.
+constexpr WallClock::duration kPollInterval = std::chrono::milliseconds(20);
+
+std::int64_t to_ppb(double scale)
+{
+    if (!std::isfinite(scale) || scale < TimeScale::kMin || scale > TimeScale::kMax) {
+        throw Error(errc::invalid_argument,
+                    "PacingInput.scale must be a finite value in [1e-06, 1e+06], got " + std::to_string(scale));
+    }
+    return std::llround(scale * 1e9);
+}
+
+std::int64_t clamp_to_int64(Int128 v) noexcept
+{
+    // Keeps WallTime arithmetic away from overflow for absurd inputs (a 292-year
+    // simulated span at scale 1e-6); far beyond anything a run reaches.
+    constexpr Int128 kLimit = std::numeric_limits<std::int64_t>::max() / 4;
+    return static_cast<std::int64_t>(std::clamp<Int128>(v, -kLimit, kLimit));
+}
+
+std::string ns_text(WallClock::duration d)
+{
+    return std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count()) + " ns";
+}
+
+} // namespace
+
+const char* to_string(CatchUp policy) noexcept
+{
+    switch (policy) {
+    case CatchUp::none: return "none";
+    case CatchUp::bounded: return "bounded";
+    case CatchUp::full: return "full";
+    }
+    return "?";
+}
+
+CatchUp parse_catch_up(const std::string& name)
+{
+    if (name == "none") return CatchUp::none;
+    if (name == "bounded") return CatchUp::bounded;
+    if (name == "full") return CatchUp::full;
+    throw Error(errc::invalid_argument, "catch-up policy must be 'none', 'bounded' or 'full', got '" + name + "'");
+}
+
+const char* to_string(PacingEvent event) noexcept
+{
+    switch (event) {
+    case PacingEvent::none: return "none";
+    case PacingEvent::anchored: return "anchored";
+    case PacingEvent::paused: return "paused";
+    case PacingEvent::rescaled: return "rescaled";
+    case PacingEvent::dropped: return "dropped";
+    }
+    return "?";
+}
+
+// ------------------------------------------------------------- PacingSchedule
+
+PacingSchedule::PacingSchedule(CatchUp policy, WallClock::duration max_catch_up)
+    : policy_(policy), max_catch_up_(max_catch_up)
+{
+    if (max_catch_up < WallClock::duration::zero()) {
+        throw Error(errc::invalid_argument, "PacerConfig.max_catch_up must be >= 0, got " + ns_text(max_catch_up));
+    }
+}
+
+WallTime PacingSchedule::deadline(SimTime t) const
+{
+    if (!anchored_) throw Error(errc::invalid_state, "PacingSchedule::deadline called without an anchor");
+    const Int128 num = static_cast<Int128>((t - anchor_sim_).count()) * kBillion;
+    Int128 wall_ns = num / ppb_;
+    if (num > 0 && num % ppb_ != 0) ++wall_ns; // round up: never release early
+    return anchor_wall_ + WallClock::duration{clamp_to_int64(wall_ns)};
+}
+
+void PacingSchedule::anchor(SimTime sim, WallTime wall) noexcept
+{
+    anchored_ = true;
+    anchor_sim_ = sim;
+    anchor_wall_ = wall;
+}
+
+void PacingSchedule::observe(const PacingInput& in) noexcept
+{
+    observed_ = true;
+    run_generation_ = in.run_generation;
+    scale_generation_ = in.scale_generation;
+}
+
+// Continues the schedule from where the old scale had brought it at `now`, so the
+// motion is continuous; never beyond the instant held (that would be a jump).
+void PacingSchedule::rescale(std::int64_t ppb, WallTime now, SimTime held) noexcept
+{
+    if (anchored_) {
+        const std::int64_t since = std::max<std::int64_t>(0, (now - anchor_wall_).count());
+        const SimTime reached =
+            anchor_sim_ + SimDuration{clamp_to_int64(static_cast<Int128>(since) * ppb_ / kBillion)};
+        anchor(std::min(reached, held), now);
+    } else {
+        anchor(held, now);
+    }
+    ppb_ = ppb;
+}
+
+PacingDecision PacingSchedule::on_grant(const PacingInput& in)
+{
+    const std::int64_t ppb = to_ppb(in.scale);
+    const bool run_changed = observed_ && in.run_generation != run_generation_;
+    const bool scale_changed = observed_ && in.scale_generation != scale_generation_;
+    observe(in);
+
+    PacingDecision d;
+    d.deadline = in.now;
+    if (!in.running) {
+        unanchor();
+        ppb_ = ppb;
+        d.event = PacingEvent::paused;
+        return d;
+    }
+    if (!anchored_ || run_changed) {
+        ppb_ = ppb;
+        anchor(in.granted, in.now);
+        d.event = PacingEvent::anchored;
+        return d;
+    }
+    if (scale_changed) {
+        rescale(ppb, in.now, in.granted);
+        d.event = PacingEvent::rescaled;
+    }
+    d.deadline = deadline(in.granted);
+    if (in.now <= d.deadline) {
+        d.sleep = true;
+        return d;
+    }
+    d.lateness = in.now - d.deadline;
+    switch (policy_) {
+    case CatchUp::none:
+        d.dropped = d.lateness;
+        anchor(in.granted, in.now);
+        break;
+    case CatchUp::bounded:
+        if (d.lateness > max_catch_up_) {
+            d.dropped = d.lateness - max_catch_up_;
+            anchor(in.granted, in.now - max_catch_up_);
+        }
+        break;
+    case CatchUp::full: break;
+    }
+    if (d.dropped > WallClock::duration::zero()) d.event = PacingEvent::dropped;
+    return d;
+}
+
+PacingDecision PacingSchedule::on_wake(const PacingInput& in)
+{
+    const std::int64_t ppb = to_ppb(in.scale);
+    const bool scale_changed = observed_ && in.scale_generation != scale_generation_;
+    // A resume or run_until seen while waiting keeps the deadline: time was held
+    // at `granted` all along, so nothing can have jumped.
+    observe(in);
+
+    PacingDecision d;
+    d.deadline = in.now;
+    if (!in.running) {
+        unanchor();
+        d.event = PacingEvent::paused;
+        return d;
+    }
+    if (!anchored_) {
+        ppb_ = ppb;
+        anchor(in.granted, in.now);
+        d.event = PacingEvent::anchored;
+        return d;
+    }
+    if (scale_changed) {
+        rescale(ppb, in.now, in.granted);
+        d.event = PacingEvent::rescaled;
+    }
+    d.deadline = deadline(in.granted);
+    d.sleep = in.now < d.deadline;
+    return d;
+}
+
+// ---------------------------------------------------------- LatenessHistogram
+
+std::size_t LatenessHistogram::index_of(std::uint64_t ns) noexcept
+{
+    if (ns < kSubBuckets) return static_cast<std::size_t>(ns);
+    const int exponent = static_cast<int>(std::bit_width(ns)) - 1; // >= 4
+    const std::uint64_t sub = (ns >> (exponent - 4)) - kSubBuckets;
+    return kSubBuckets + static_cast<std::size_t>(exponent - 4) * kSubBuckets + static_cast<std::size_t>(sub);
+}
+
+std::uint64_t LatenessHistogram::top_of(std::size_t index) noexcept
+{
+    if (index < kSubBuckets) return index;
+    const std::size_t k = index - kSubBuckets;
+    const unsigned shift = static_cast<unsigned>(k / kSubBuckets);
+    const std::uint64_t lower = (kSubBuckets + k % kSubBuckets) << shift;
+    return lower + ((std::uint64_t{1} << shift) - 1);
+}
+
+namespace {
+// 1, 2, 5 us ... 5 s, 10 s; the last display bucket is the overflow.
+WallClock::duration display_upper(std::size_t i) noexcept
+{
+    constexpr std::int64_t kMantissa[3] = {1, 2, 5};
+    std::int64_t decade = 1000; // 1 us in ns
+    for (std::size_t k = 0; k < i / 3; ++k) decade *= 10;
+    return WallClock::duration{kMantissa[i % 3] * decade};
+}
+} // namespace
+
+void LatenessHistogram::record(WallClock::duration lateness) noexcept
+{
+    const std::int64_t ns = std::max<std::int64_t>(0, lateness.count());
+    ++buckets_[index_of(static_cast<std::uint64_t>(ns))];
+    std::size_t display = 0;
+    while (display + 1 < kDisplayBuckets && WallClock::duration{ns} >= display_upper(display)) ++display;
+    ++display_[display];
+    ++count_;
+    max_ns_ = std::max(max_ns_, ns);
+    sum_ns_ += static_cast<long double>(ns);
+}
+
+WallClock::duration LatenessHistogram::mean() const noexcept
+{
+    if (count_ == 0) return {};
+    return WallClock::duration{static_cast<std::int64_t>(sum_ns_ / static_cast<long double>(count_))};
+}
+
+WallClock::duration LatenessHistogram::percentile(double p) const noexcept
+{
+    if (count_ == 0) return {};
+    p = std::clamp(std::isnan(p) ? 0.0 : p, 0.0, 1.0);
+    const auto rank = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(p * static_cast<double>(count_))));
+    std::uint64_t seen = 0;
+    for (std::size_t i = 0; i < kBuckets; ++i) {
+        seen += buckets_[i];
+        if (seen >= rank) {
+            return WallClock::duration{std::min<std::int64_t>(max_ns_, static_cast<std::int64_t>(top_of(i)))};
+        }
+    }
+    return max();
+}
+
+LatenessSummary LatenessHistogram::summary() const
+{
+    LatenessSummary s;
+    s.count = count_;
+    s.p50 = percentile(0.50);
+    s.p99 = percentile(0.99);
+    s.max = max();
+    s.mean = mean();
+    s.histogram.reserve(kDisplayBuckets);
+    for (std::size_t i = 0; i < kDisplayBuckets; ++i) {
+        s.histogram.push_back({i + 1 < kDisplayBuckets ? display_upper(i) : WallClock::duration::max(), display_[i]});
+    }
+    return s;
+}
+
+void LatenessHistogram::clear() noexcept { *this = LatenessHistogram{}; }
+
+// -------------------------------------------------------- RealTimeFactorWindow
+
+RealTimeFactorWindow::RealTimeFactorWindow(WallClock::duration window, std::size_t max_samples)
+    : window_(window), max_samples_(max_samples)
+{
+    if (window <= WallClock::duration::zero()) {
+        throw Error(errc::invalid_argument, "PacerConfig.rate_window must be > 0, got " + ns_text(window));
+    }
+    if (max_samples < 2) {
+        throw Error(errc::invalid_argument,
+                    "RealTimeFactorWindow max_samples must be >= 2, got " + std::to_string(max_samples));
+    }
+}
+
+void RealTimeFactorWindow::add(WallTime wall, SimTime sim)
+{
+    if (!samples_.empty() && wall < samples_.back().wall) {
+        throw Error(errc::invalid_argument, "RealTimeFactorWindow::add: wall time went back by " +
+                                                ns_text(samples_.back().wall - wall));
+    }
+    samples_.push_back({wall, sim});
+    while (samples_.front().wall < wall - window_) samples_.pop_front();
+    while (samples_.size() > max_samples_) samples_.pop_front();
+}
+
+std::optional<double> RealTimeFactorWindow::factor(WallTime now) const noexcept
+{
+    const WallTime from = now - window_;
+    auto base = std::find_if(samples_.begin(), samples_.end(), [&](const Sample& s) { return s.wall >= from; });
+    if (base == samples_.end()) return std::nullopt;
+    const Sample& head = samples_.back();
+    if (head.wall <= base->wall) return std::nullopt;
+    return static_cast<double>((head.sim - base->sim).count()) / static_cast<double>((head.wall - base->wall).count());
+}
+
+// -------------------------------------------------------------- RealTimePacer
+
+namespace {
+
+PacerConfig validated(PacerConfig config)
+{
+    if (config.name.empty()) throw Error(errc::invalid_argument, "PacerConfig.name must not be empty");
+    if (config.period <= SimDuration::zero()) {
+        throw Error(errc::invalid_argument, "PacerConfig.period must be > 0, got " + ns_text(config.period));
+    }
+    if (config.max_catch_up < WallClock::duration::zero()) {
+        throw Error(errc::invalid_argument, "PacerConfig.max_catch_up must be >= 0, got " + ns_text(config.max_catch_up));
+    }
+    if (config.spin_tail < WallClock::duration::zero()) {
+        throw Error(errc::invalid_argument, "PacerConfig.spin_tail must be >= 0, got " + ns_text(config.spin_tail));
+    }
+    if (config.rate_window <= WallClock::duration::zero()) {
+        throw Error(errc::invalid_argument, "PacerConfig.rate_window must be > 0, got " + ns_text(config.rate_window));
+    }
+    return config;
+}
+
+} // namespace
+
+struct RealTimePacer::Impl {
+    Impl(SimSyncHandler& h, const TimeScale& s, PacerConfig c)
+        : handler(h),
+          scale(s),
+          clock(s.clock()),
+          real_clock(dynamic_cast<RealWallClock*>(&s.clock()) != nullptr),
+          config(validated(std::move(c))),
+          schedule(config.catch_up, config.max_catch_up),
+          window(config.rate_window)
+    {
+    }
+
+    void run() noexcept;
+    void loop();
+    PacingInput input(SimTime granted) const;
+    // Waits for the deadline of the grant at `t`; false if the wait was cut short
+    // (stop, or the handler stopped running).
+    bool wait_for_deadline(SimTime t, WallTime deadline);
+    void wait_until(WallTime until);
+    bool stop_requested() const noexcept { return stop_flag.load(std::memory_order_acquire); }
+
+    SimSyncHandler& handler;
+    const TimeScale& scale;
+    WallClockSource& clock;
+    const bool real_clock;
+    const PacerConfig config;
+    Accessor accessor;
+    SimTime first_request{};
+    WallTime started{};
+
+    // Touched only by the pacer thread.
+    PacingSchedule schedule;
+
+    std::atomic<bool> stop_flag{false};
+    std::atomic<bool> running{true};
+    std::mutex wait_mutex;
+    std::condition_variable wait_cv;
+    std::mutex join_mutex;
+    boost::thread thread;
+
+    mutable std::mutex stats_mutex;
+    PacerStats counters; // lateness / achieved_factor / target / elapsed filled on read
+    LatenessHistogram lateness;
+    RealTimeFactorWindow window;
+    std::exception_ptr failure;
+};
+
+PacingInput RealTimePacer::Impl::input(SimTime granted) const
+{
+    PacingInput in;
+    in.granted = granted;
+    in.run_generation = handler.run_generation();
+    in.running = handler.state() == HandlerState::running;
+    // Generation before value: a change between the two reads is then seen as a
+    // change next time, never missed.
+    in.scale_generation = scale.generation();
+    in.scale = scale.value();
+    in.now = clock.steady_now();
+    return in;
+}
+
+void RealTimePacer::Impl::wait_until(WallTime until)
+{
+    if (real_clock) {
+        std::unique_lock<std::mutex> lock(wait_mutex);
+        wait_cv.wait_until(lock, until, [this] { return stop_requested(); });
+    } else {
+        clock.sleep_until(until);
+    }
+}
+
+bool RealTimePacer::Impl::wait_for_deadline(SimTime t, WallTime deadline)
+{
+    const WallClock::duration tail = real_clock ? config.spin_tail : WallClock::duration::zero();
+    for (;;) {
+        if (stop_requested()) return false;
+        const WallTime now = clock.steady_now();
+        if (now >= deadline) return true;
+        const WallTime sleep_end = deadline - tail;
+        if (now >= sleep_end) {
+            // Spin tail: a sleep wakes tens of microseconds late; reading the clock
+            // in a loop does not, at the price of a busy core for `tail`.
+            const WallTime spin_start = now;
+            unsigned i = 0;
+            while (clock.steady_now() < deadline) {
+                SIMSYNC_PACER_RELAX();
+                if ((++i & 63u) == 0 && stop_requested()) break;
+            }
+            const WallClock::duration spun = clock.steady_now() - spin_start;
+            std::lock_guard<std::mutex> guard(stats_mutex);
+            counters.spun += spun;
+            return !stop_requested();
+        }
+        wait_until(std::min(sleep_end, now + kPollInterval));
+        const PacingDecision again = schedule.on_wake(input(t));
+        if (again.event == PacingEvent::paused) return false;
+        if (again.event == PacingEvent::rescaled) {
+            std::lock_guard<std::mutex> guard(stats_mutex);
+            ++counters.reanchors;
+        }
+        deadline = again.deadline;
+    }
+}
+
+void RealTimePacer::Impl::loop()
+{
+    SimTime next = first_request;
+    for (;;) {
+        if (stop_requested()) return;
+        Access access = accessor.request_access(next);
+        if (!access) {
+            if (access.error() == make_error_code(errc::time_passed)) {
+                // Only possible if time moved past our bound (an operator revoked
+                // and re-registered us, say): start again from the present.
+                next = handler.now();
+                schedule.unanchor();
+                continue;
+            }
+            return; // stopped, not_registered, world_failed
+        }
+        const SimTime t = access.granted_time();
+        const PacingDecision d = schedule.on_grant(input(t));
+        {
+            std::lock_guard<std::mutex> guard(stats_mutex);
+            ++counters.grants;
+            if (d.event == PacingEvent::anchored || d.event == PacingEvent::paused) ++counters.unpaced;
+            if (d.event == PacingEvent::anchored || d.event == PacingEvent::rescaled ||
+                d.event == PacingEvent::dropped) {
+                ++counters.reanchors;
+            }
+            counters.dropped += d.dropped;
+            if (d.lateness > WallClock::duration::zero()) {
+                ++counters.late;
+                lateness.record(d.lateness);
+            }
+        }
+        std::optional<WallClock::duration> overshoot;
+        WallClock::duration waited{};
+        if (d.sleep) {
+            const WallTime wait_start = clock.steady_now();
+            const bool reached = wait_for_deadline(t, d.deadline);
+            if (stop_requested()) return; // the Access releases on the way out
+            const WallTime woke = clock.steady_now();
+            waited = woke - wait_start;
+            // The deadline may have moved while waiting (scale change): measure
+            // against the schedule as it is now.
+            if (reached) overshoot = woke - schedule.deadline(t);
+        }
+        next += config.period;
+        {
+            // Recorded before releasing, so that whoever sees the release (a
+            // wait_until_paused, say) also sees the statistics of this grant.
+            const WallTime released = clock.steady_now();
+            std::lock_guard<std::mutex> guard(stats_mutex);
+            counters.waited += waited;
+            if (overshoot) {
+                ++counters.on_time;
+                lateness.record(*overshoot);
+            } else if (d.sleep) {
+                ++counters.unpaced; // cut short by a pause or stop of the handler
+            }
+            window.add(released, t);
+            counters.last_release = t;
+        }
+        access.release(next);
+    }
+}
+
+void RealTimePacer::Impl::run() noexcept
+{
+#if defined(__linux__)
+    // Per thread: only the pacer's own sleeps get tighter. Failure just keeps the
+    // default slack.
+    if (config.tight_timer_slack) (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+#endif
+    try {
+        loop();
+    } catch (const boost::thread_interrupted&) {
+        // stop(): the request was withdrawn.
+    } catch (...) {
+        std::lock_guard<std::mutex> guard(stats_mutex);
+        failure = std::current_exception();
+    }
+    accessor.deregister(); // time runs free again
+    running.store(false, std::memory_order_release);
+}
+
+RealTimePacer::RealTimePacer(SimSyncHandler& handler, const TimeScale& scale, PacerConfig config)
+    : impl_(std::make_unique<Impl>(handler, scale, std::move(config)))
+{
+    Impl& impl = *impl_;
+    impl.accessor = handler.register_accessor(
+        impl.config.name, {.kind = AccessorKind::lockstep, .mode = impl.config.mode, .priority = impl.config.priority});
+    // Registration holds time where it is, so this is the instant we hold.
+    impl.first_request = handler.now();
+    impl.started = impl.clock.steady_now();
+    impl.thread = boost::thread([&impl] { impl.run(); });
+}
+
+RealTimePacer::~RealTimePacer() { stop(); }
+
+void RealTimePacer::stop()
+{
+    Impl& impl = *impl_;
+    {
+        std::lock_guard<std::mutex> guard(impl.wait_mutex);
+        impl.stop_flag.store(true, std::memory_order_release);
+    }
+    impl.wait_cv.notify_all();
+    std::lock_guard<std::mutex> guard(impl.join_mutex);
+    if (impl.thread.joinable() && impl.thread.get_id() != boost::this_thread::get_id()) {
+        impl.thread.interrupt(); // leaves a blocked request_access
+        impl.thread.join();
+    }
+}
+
+bool RealTimePacer::running() const noexcept { return impl_->running.load(std::memory_order_acquire); }
+
+const PacerConfig& RealTimePacer::config() const noexcept { return impl_->config; }
+
+std::exception_ptr RealTimePacer::failure() const
+{
+    std::lock_guard<std::mutex> guard(impl_->stats_mutex);
+    return impl_->failure;
+}
+
+PacerStats RealTimePacer::stats() const
+{
+    const Impl& impl = *impl_;
+    const WallTime now = impl.clock.steady_now();
+    std::lock_guard<std::mutex> guard(impl.stats_mutex);
+    PacerStats s = impl.counters;
+    s.lateness = impl.lateness.summary();
+    s.achieved_factor = impl.window.factor(now);
+    s.target_factor = impl.scale.value();
+    s.elapsed = now - impl.started;
+    return s;
+}
+
+} // namespace simsync
