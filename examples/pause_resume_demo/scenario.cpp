@@ -129,7 +129,8 @@ std::string status_line(const simsync::SimSyncHandler& handler, const RateMeter&
     const simsync::Snapshot snap = handler.snapshot();
     char buf[160];
     std::snprintf(buf, sizeof buf, "status sim_time=%s state=%s rtf=%.2f grants=%llu",
-                  simsync::format_seconds(snap.now).c_str(), simsync::to_string(snap.state), meter.factor(),
+                  simsync::format_seconds(snap.now).c_str(), simsync::to_string(snap.state),
+                  snap.state == simsync::HandlerState::running ? meter.factor() : 0.0,
                   static_cast<unsigned long long>(snap.grants));
     std::string line = buf;
     if (verbose && !snap.waiting_for.empty()) {
@@ -255,6 +256,19 @@ void accessor_loop(Participant& p, simsync::SimSyncHandler& handler, const std::
     p.accessor.deregister(); // let the others run on without us
 }
 
+void print_pacer(const simsync::PacerStats& s)
+{
+    auto us = [](WallClock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); };
+    std::printf("pacer: %llu grants (%llu on time, %llu late, %llu unpaced), %llu re-anchors; lateness p50 %.1f us, "
+                "p99 %.1f us, max %.1f us; target factor %.3f",
+                static_cast<unsigned long long>(s.grants), static_cast<unsigned long long>(s.on_time),
+                static_cast<unsigned long long>(s.late), static_cast<unsigned long long>(s.unpaced),
+                static_cast<unsigned long long>(s.reanchors), us(s.lateness.p50), us(s.lateness.p99),
+                us(s.lateness.max), s.target_factor);
+    if (s.achieved_factor) std::printf(", achieved %.3f over the last window", *s.achieved_factor);
+    std::printf("\n");
+}
+
 void print_summary(const std::vector<std::unique_ptr<Participant>>& participants, SimTime sim_elapsed,
                    WallClock::duration wall_elapsed)
 {
@@ -308,6 +322,15 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
     if (options.end) {
         end_keeper = handler.register_accessor("end", {.kind = simsync::AccessorKind::lockstep,
                                                        .priority = INT_MIN, .first_request = *options.end});
+    }
+
+    // Real time is not special: the pacing view is one more accessor.
+    std::optional<simsync::RealTimePacer> pacer;
+    if (config.pacer.enabled) {
+        pacer.emplace(handler, scale,
+                      simsync::PacerConfig{.period = config.pacer.period,
+                                           .catch_up = simsync::parse_catch_up(config.pacer.catch_up),
+                                           .max_catch_up = config.pacer.catch_up_limit});
     }
 
     const auto wall_start = WallClock::now();
@@ -415,12 +438,16 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
         quit_cv.wait(lock, [&] { return quit.load(); });
     }
     const SimTime reached = handler.now();
+    std::optional<simsync::PacerStats> pacer_stats;
+    if (pacer) pacer_stats = pacer->stats();
     handler.stop();
     for (auto& t : threads) t.join();
     operator_thread.join();
+    pacer.reset();
     const auto wall_elapsed = WallClock::now() - wall_start;
     if (tty) std::printf("\n");
     print_summary(participants, reached, wall_elapsed);
+    if (pacer_stats) print_pacer(*pacer_stats);
     if (!options.trace_file.empty()) {
         write_trace(options.trace_file, participants, wall_start);
         std::printf("trace written to %s\n", options.trace_file.c_str());
