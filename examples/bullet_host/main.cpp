@@ -455,7 +455,7 @@ int main(int argc, char** argv)
     const std::uint64_t seed =
         options.seed ? *options.seed : (std::uint64_t{device()} << 32) | std::uint64_t{device()};
 
-    if (options.scale && !options.no_threads) {
+    if (options.scale && *options.scale > 0 && !options.no_threads) {
         std::printf("note: --scale %g accepted, but real-time pacing is not available yet "
                     "(the pacer lands from another branch); running unpaced\n",
                     *options.scale);
@@ -480,7 +480,7 @@ int main(int argc, char** argv)
     }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
-    std::printf("%-17s %-9s %5s %7s %13s %13s  %s\n", "accessor", "mode", "Hz", "grants", "last grant s",
+    std::printf("%-17s %-9s %5s %7s %13s %14s  %s\n", "accessor", "mode", "Hz", "grants", "last grant s",
                 "in request ms", "reading at last grant");
     for (const Participant& p : result.participants) {
         char reading[96];
@@ -492,7 +492,7 @@ int main(int argc, char** argv)
             std::snprintf(reading, sizeof reading, "mean height %.4f m, %zu awake", p.last_reading.mean_height,
                           p.last_reading.awake);
         }
-        std::printf("%-17s %-9s %5d %7llu %13s %13.1f  %s\n", p.name.c_str(), simsync::to_string(p.mode), p.rate_hz,
+        std::printf("%-17s %-9s %5d %7llu %13s %14.1f  %s\n", p.name.c_str(), simsync::to_string(p.mode), p.rate_hz,
                     static_cast<unsigned long long>(p.grants), simsync::format_seconds(p.last_grant).c_str(),
                     std::chrono::duration<double, std::milli>(p.blocked).count(), reading);
     }
