@@ -9,3 +9,5 @@
 #include <simsync/world.hpp>
 #include <simsync/wall_clock.hpp>
 #include <simsync/time_scale.hpp>
+#include <simsync/time_source.hpp>
+#include <simsync/clock_publisher.hpp>
