@@ -117,7 +117,10 @@ TEST_CASE("ClockPublisher.Lockstep.EveryTickOnceInOrder" * doctest::timeout(30))
         CAPTURE(row.step.count());
         CAPTURE(row.period.count());
         simsync::CountingWorld world;
-        simsync::SimSyncHandler handler(world, {.step = row.step, .start_paused = true});
+        simsync::SimSyncHandler handler(world, {.step = row.step});
+        // A gate holds time at 0 (and, registered first, the instant 0 itself)
+        // until run_until is in place: the run is the same whatever the timing.
+        simsync::Accessor gate = handler.register_accessor("gate");
         simsync::SimTimeSource source(handler);
         Collector collected;
         Controller controller(handler, row.step);
@@ -125,6 +128,7 @@ TEST_CASE("ClockPublisher.Lockstep.EveryTickOnceInOrder" * doctest::timeout(30))
         clock.add_callback(std::ref(collected));
         clock.start();
         handler.run_until(row.pause_at);
+        gate.deregister();
         const SimTime paused_at = simsync::round_to_grid(row.pause_at, row.step, simsync::Rounding::down);
 
         // Every tick, then at least two paused messages.
@@ -271,7 +275,8 @@ TEST_CASE("ClockPublisher.Udp.DatagramLayout" * doctest::timeout(30))
     const std::uint16_t port = receiver.local_endpoint().port();
 
     simsync::CountingWorld world;
-    simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
+    simsync::SimSyncHandler handler(world, {.step = 1ms});
+    simsync::Accessor gate = handler.register_accessor("gate"); // holds time at 0 until run_until is set
     constexpr std::int64_t kOffset = 1'700'000'000'995'000'000; // 5 ms before a whole second
     OffsetSimSource source(handler, kOffset);
     simsync::ClockPublisher clock(handler, source, {.period = 10ms, .paused_period = 5ms});
@@ -280,6 +285,7 @@ TEST_CASE("ClockPublisher.Udp.DatagramLayout" * doctest::timeout(30))
     clock.add_sink(std::move(sink));
     clock.start();
     handler.run_until(ms(50));
+    gate.deregister();
 
     constexpr std::size_t kTicks = 6; // 0, 10, ... 50 ms
     std::vector<std::vector<unsigned char>> datagrams;
