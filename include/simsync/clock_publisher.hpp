@@ -43,16 +43,17 @@ struct ClockMessage {
 class ClockSink {
 public:
     virtual ~ClockSink() = default;
-    /// Delivers one message. Must not call back into the publisher's add_sink
-    /// (it would deadlock); should be quick: the clock thread waits for it, and a
+    /// Delivers one message. Must not call the publisher's add_sink,
+    /// add_callback or last_message (they would deadlock; stop is fine); should be quick: the clock thread waits for it, and a
     /// lockstep clock holds simulated time at its next tick meanwhile. An
     /// exception escaping `publish` is caught and counted
     /// (ClockPublisher::sink_failures); the sink stays subscribed.
     virtual void publish(const ClockMessage& message) = 0;
 };
 
-/// A sink that calls a function (the threads are those of ClockSink::publish).
-/// Copy/move: neither.
+/// A sink that calls a function, on the threads described at ClockSink (the
+/// clock thread; the add_sink caller for a late joiner's first message).
+/// Copy/move: neither. Thread safety: as ClockSink.
 class CallbackClockSink final : public ClockSink {
 public:
     using Callback = std::function<void(const ClockMessage&)>;
@@ -87,8 +88,8 @@ ClockMessage decode_clock_datagram(std::span<const std::byte> datagram);
 /// A sink that sends each message as one UDP datagram (docs/clock_udp.md)
 /// through Boost.Asio. Sending is synchronous and best effort: a failed send is
 /// counted, never thrown on the clock thread.
-/// Copy/move: neither. Thread safety: `publish` per ClockSink; the counters are
-/// safe from any thread.
+/// Copy/move: neither. Thread safety: distinct objects: safe. Shared objects:
+/// `publish` as ClockSink says; `sent` and `send_errors` from any thread.
 class UdpClockSink final : public ClockSink {
 public:
     /// Resolves `host` (a name or a numeric address, IPv4 or IPv6) and opens a socket.
@@ -142,7 +143,8 @@ struct ClockPublisherConfig {
 /// see a pause rather than silence; sources that follow the wall clock
 /// (`simulation`, `system`, `ros`) show the time that passed once it resumes.
 ///
-/// Copy/move: neither. Thread safety: every member is safe from any thread.
+/// Copy/move: neither. Thread safety: distinct objects: safe. Shared objects:
+/// safe, every member from any thread.
 /// Sinks: see ClockSink for which thread calls them. The handler, the time
 /// source and the publisher's sinks must outlive the publisher (its destructor
 /// stops the thread).

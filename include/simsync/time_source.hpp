@@ -110,7 +110,8 @@ private:
 /// `sim`: the handler's stepped simulation time, from 0. Changes only when the
 /// world is stepped; frozen while paused. Reads SimSyncHandler::now(), which is
 /// lock-free. The handler must outlive the source.
-/// Copy/move: neither. Thread safety: `now()` from any thread.
+/// Copy/move: neither. Thread safety: distinct objects: safe. Shared objects:
+/// `now()` is safe from any thread.
 class SimTimeSource final : public TimeSource {
 public:
     explicit SimTimeSource(const SimSyncHandler& handler) noexcept : handler_(handler) {}
@@ -130,8 +131,9 @@ private:
 /// Both read the monotonic wall clock through the TimeScale, so stepping the
 /// system clock after the start does not move them. The TimeScale (and its wall
 /// clock) must outlive the source.
-/// Copy/move: neither. Thread safety: `now()` from any thread; lock-free when
-/// the TimeScale's wall clock is (the RealWallClock is).
+/// Copy/move: neither. Thread safety: distinct objects: safe. Shared objects:
+/// `now()` is safe from any thread; lock-free when the TimeScale's wall clock is
+/// (the RealWallClock is).
 class ScaledWallTimeSource final : public TimeSource {
 public:
     enum class Origin {
@@ -157,7 +159,8 @@ private:
 /// by default). If the system clock is stepped back, readings hold still until
 /// it catches up again (TimeSource::now never runs backwards).
 /// The wall clock must outlive the source.
-/// Copy/move: neither. Thread safety: `now()` from any thread.
+/// Copy/move: neither. Thread safety: distinct objects: safe. Shared objects:
+/// `now()` is safe from any thread.
 class RosTimeSource final : public TimeSource {
 public:
     explicit RosTimeSource(const WallClockSource& clock = real_wall_clock()) noexcept : clock_(clock) {}
@@ -171,9 +174,9 @@ private:
 
 /// `external`: time set from outside (an API call now, the network later), for
 /// example by a scenario runner that owns time. Reads return the last value set.
-/// Copy/move: neither. Thread safety: `now()` and `set()` from any thread;
-/// concurrent `set` calls are linearised (a value earlier than the one that won
-/// is refused).
+/// Copy/move: neither. Thread safety: distinct objects: safe. Shared objects:
+/// `now()` and `set()` are safe from any thread; concurrent `set` calls are
+/// linearised (a value earlier than the one that won is refused).
 class ExternalTimeSource final : public TimeSource {
 public:
     explicit ExternalTimeSource(SourceTime initial = SourceTime{}) noexcept;
@@ -207,8 +210,8 @@ struct TimeSourceContext {
 /// their own. A source made for `external` is an ExternalTimeSource: set it
 /// through `dynamic_cast<ExternalTimeSource&>`.
 ///
-/// Copy/move: neither. Thread safety: every member is safe from any thread
-/// (serialised by a mutex of the factory's; making a source is not on any hot
+/// Copy/move: neither. Thread safety: distinct objects: safe. Shared objects:
+/// safe, every member from any thread (serialised by a mutex of the factory's; making a source is not on any hot
 /// path, and the sources it makes do not use that mutex).
 ///
 /// @code
