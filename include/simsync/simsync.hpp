@@ -3,6 +3,7 @@
 /// Umbrella header: includes every public simsync header and nothing else.
 
 #include <simsync/accessor.hpp>
+#include <simsync/clock_publisher.hpp>
 #include <simsync/config.hpp>
 #include <simsync/error.hpp>
 #include <simsync/handler.hpp>
@@ -12,5 +13,6 @@
 #include <simsync/start_signal.hpp>
 #include <simsync/time.hpp>
 #include <simsync/time_scale.hpp>
+#include <simsync/time_source.hpp>
 #include <simsync/wall_clock.hpp>
 #include <simsync/world.hpp>
