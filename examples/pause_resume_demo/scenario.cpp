@@ -45,6 +45,9 @@ pacer:
   period: 10ms
   catch_up: bounded
   catch_up_limit: 100ms
+timers:
+  - {name: heartbeat, clock: simulated, period: 1s, offset: 0ms}
+  - {name: wall_tick, clock: real, period: 500ms, offset: 0ms}
 )";
 
 namespace {
@@ -333,6 +336,42 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
                                            .max_catch_up = config.pacer.catch_up_limit});
     }
 
+    // The clock publisher is another accessor: it reads the selected time source
+    // inside its access and publishes after releasing.
+    const std::unique_ptr<simsync::TimeSource> time_source =
+        simsync::make_time_source(config.time_source, {.handler = &handler, .time_scale = &scale});
+    std::optional<simsync::ClockPublisher> clock;
+    if (config.clock.enabled) {
+        clock.emplace(handler, *time_source,
+                      simsync::ClockPublisherConfig{.period = config.clock.schedule.nominal_period()});
+        for (const simsync::ClockSinkConfig& sink : config.clock.sinks) {
+            const auto colon = sink.udp.rfind(':');
+            const std::string host = sink.udp.substr(0, colon);
+            const int port = std::atoi(sink.udp.c_str() + colon + 1);
+            if (colon == std::string::npos || port <= 0 || port > 65535) {
+                throw std::invalid_argument("clock sink '" + sink.udp + "': expected HOST:PORT with a port in 1..65535");
+            }
+            clock->add_sink(std::make_unique<simsync::UdpClockSink>(host, static_cast<std::uint16_t>(port)));
+        }
+        clock->start();
+    }
+
+    // Periodic timers (the CPM Lab semantics): simulated ones are lockstep
+    // accessors too; real ones fire at UNIX-epoch instants.
+    std::vector<std::unique_ptr<simsync::PeriodicTimer>> timers;
+    std::vector<std::unique_ptr<std::atomic<std::uint64_t>>> timer_calls;
+    for (const simsync::TimerConfig& t : config.timers) {
+        simsync::PeriodicTimerConfig timer_config;
+        timer_config.name = t.name;
+        timer_config.period = t.period;
+        timer_config.offset = t.offset;
+        timer_config.clock = t.clock == "real" ? simsync::TimerClock::real : simsync::TimerClock::simulated;
+        timers.push_back(
+            std::make_unique<simsync::PeriodicTimer>(timer_config, simsync::TimerContext{.handler = &handler}));
+        timer_calls.push_back(std::make_unique<std::atomic<std::uint64_t>>(0));
+        timers.back()->start_async([calls = timer_calls.back().get()](const simsync::TimerTick&) { ++*calls; });
+    }
+
     const auto wall_start = WallClock::now();
     std::atomic<bool> quit{false};
     std::mutex quit_mutex;
@@ -444,10 +483,23 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
     for (auto& t : threads) t.join();
     operator_thread.join();
     pacer.reset();
+    for (auto& t : timers) t->stop();
+    const std::uint64_t clock_messages = clock ? clock->published() : 0;
+    clock.reset();
     const auto wall_elapsed = WallClock::now() - wall_start;
     if (tty) std::printf("\n");
     print_summary(participants, reached, wall_elapsed);
     if (pacer_stats) print_pacer(*pacer_stats);
+    for (std::size_t i = 0; i < timers.size(); ++i) {
+        std::printf("timer %s (%s, every %s s): %llu calls\n", config.timers[i].name.c_str(),
+                    config.timers[i].clock.c_str(), simsync::format_seconds(config.timers[i].period).c_str(),
+                    static_cast<unsigned long long>(timer_calls[i]->load()));
+    }
+    if (config.clock.enabled) {
+        std::printf("clock: %llu messages from time source '%s' at %s\n",
+                    static_cast<unsigned long long>(clock_messages), config.time_source.c_str(),
+                    config.clock.schedule.describe().c_str());
+    }
     if (!options.trace_file.empty()) {
         write_trace(options.trace_file, participants, wall_start);
         std::printf("trace written to %s\n", options.trace_file.c_str());
