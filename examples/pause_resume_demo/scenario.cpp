@@ -358,6 +358,7 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
 
     // Periodic timers (the CPM Lab semantics): simulated ones are lockstep
     // accessors too; real ones fire at UNIX-epoch instants.
+    simsync::StartStopSignal timer_signal; // fired once every thread is up
     std::vector<std::unique_ptr<simsync::PeriodicTimer>> timers;
     std::vector<std::unique_ptr<std::atomic<std::uint64_t>>> timer_calls;
     for (const simsync::TimerConfig& t : config.timers) {
@@ -366,8 +367,9 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
         timer_config.period = t.period;
         timer_config.offset = t.offset;
         timer_config.clock = t.clock == "real" ? simsync::TimerClock::real : simsync::TimerClock::simulated;
-        timers.push_back(
-            std::make_unique<simsync::PeriodicTimer>(timer_config, simsync::TimerContext{.handler = &handler}));
+        timer_config.wait_for_start = t.wait_for_start;
+        timers.push_back(std::make_unique<simsync::PeriodicTimer>(
+            timer_config, simsync::TimerContext{.handler = &handler, .signal = &timer_signal}));
         timer_calls.push_back(std::make_unique<std::atomic<std::uint64_t>>(0));
         timers.back()->start_async([calls = timer_calls.back().get()](const simsync::TimerTick&) { ++*calls; });
     }
@@ -393,6 +395,7 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
         });
     }
     if (participants.empty() && options.end) request_quit();
+    timer_signal.fire_start();
 
     RateMeter meter;
     const bool tty = isatty(STDIN_FILENO) != 0;
