@@ -144,19 +144,6 @@ void accessor_loop(Participant& p, simsync::SimSyncHandler& handler, const std::
     p.accessor.deregister(); // let the others run on without us
 }
 
-void print_pacer(const simsync::PacerStats& s)
-{
-    auto us = [](WallClock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); };
-    std::printf("pacer: %llu grants (%llu on time, %llu late, %llu unpaced), %llu re-anchors; lateness p50 %.1f us, "
-                "p99 %.1f us, max %.1f us; target factor %.3f",
-                static_cast<unsigned long long>(s.grants), static_cast<unsigned long long>(s.on_time),
-                static_cast<unsigned long long>(s.late), static_cast<unsigned long long>(s.unpaced),
-                static_cast<unsigned long long>(s.reanchors), us(s.lateness.p50), us(s.lateness.p99),
-                us(s.lateness.max), s.target_factor);
-    if (s.achieved_factor) std::printf(", achieved %.3f over the last window", *s.achieved_factor);
-    std::printf("\n");
-}
-
 void print_summary(const std::vector<std::unique_ptr<Participant>>& participants, SimTime sim_elapsed,
                    WallClock::duration wall_elapsed)
 {
@@ -260,7 +247,7 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
     const auto wall_elapsed = WallClock::now() - wall_start;
     if (console.terminal()) std::printf("\n");
     print_summary(participants, reached, wall_elapsed);
-    if (pacer_stats) print_pacer(*pacer_stats);
+    if (pacer_stats) std::printf("%s\n", simsync::examples::pacer_summary(*pacer_stats).c_str());
     if (!options.trace_file.empty()) {
         write_trace(options.trace_file, participants, wall_start);
         std::printf("trace written to %s\n", options.trace_file.c_str());

@@ -46,6 +46,25 @@ std::string status_line(const SimSyncHandler& handler, const RateMeter& meter, b
     return line;
 }
 
+std::string pacer_summary(const PacerStats& s)
+{
+    auto us = [](WallClock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); };
+    char buf[400];
+    std::snprintf(buf, sizeof buf,
+                  "pacer: %llu grants (%llu on time, %llu late, %llu unpaced), %llu re-anchors; lateness p50 %.1f us, "
+                  "p99 %.1f us, max %.1f us; target factor %.3f",
+                  static_cast<unsigned long long>(s.grants), static_cast<unsigned long long>(s.on_time),
+                  static_cast<unsigned long long>(s.late), static_cast<unsigned long long>(s.unpaced),
+                  static_cast<unsigned long long>(s.reanchors), us(s.lateness.p50), us(s.lateness.p99),
+                  us(s.lateness.max), s.target_factor);
+    std::string line = buf;
+    if (s.achieved_factor) {
+        std::snprintf(buf, sizeof buf, ", achieved %.3f over the last window", *s.achieved_factor);
+        line += buf;
+    }
+    return line;
+}
+
 namespace {
 
 // Puts a terminal into single-key mode for the life of the object.

@@ -5,6 +5,7 @@
 
 #include <simsync/error.hpp>
 #include <simsync/handler.hpp>
+#include <simsync/pacer.hpp>
 #include <simsync/time.hpp>
 #include <simsync/time_scale.hpp>
 #include <simsync/wall_clock.hpp>
@@ -43,6 +44,10 @@ private:
 // `verbose` appends who time waits for (the terminal display does, `status` not).
 std::string status_line(const SimSyncHandler& handler, const RateMeter& meter, bool verbose);
 
+// "pacer: N grants (... on time, ... late, ... unpaced), ... re-anchors; lateness
+// p50 ..., p99 ..., max ...; target factor x[, achieved y over the last window]".
+std::string pacer_summary(const PacerStats& stats);
+
 // The operator's console: a thread that reads stdin and drives the handler.
 //   On a terminal (single keys): p pause, r resume, s step, + / - scale x2 / /2,
 //   q quit; the status line is redrawn in place four times a second.
@@ -51,8 +56,8 @@ std::string status_line(const SimSyncHandler& handler, const RateMeter& meter, b
 // `quit` (and end of input, if `quit_at_end_of_input`) calls `on_quit` on the
 // console thread; the console keeps sampling the rate until stop().
 //
-// Copy/move: neither. Threads: construct, stop and destroy on one thread (the
-// program's main thread); `meter()` from any. `on_quit` must not call stop().
+// Copy/move: neither. Threads: construct and destroy on one thread; stop() from
+// any thread but the console's own, one at a time; `meter()` from any. `on_quit` must not call stop().
 // Guarantees: the destructor stops and joins the thread within about 50 ms; the
 // terminal is restored to its previous mode.
 class OperatorConsole {
