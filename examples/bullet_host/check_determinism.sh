@@ -6,7 +6,9 @@
 # steps, runs-until and resumes at random (--chaos), and every fourth steps Bullet
 # on the host thread only (--host-steps). All hashes must equal the one of the
 # no-threads reference. A control run shows the hash does notice a push applied
-# one step late.
+# one step late. Runs are unpaced (--scale 0) except every fifth, which the
+# real-time pacer paces (at 1x, or 3x): the pacer only holds time, so the hash
+# must not change. stdin is /dev/null: no operator commands, no raw terminal.
 #
 # usage: check_determinism.sh HOST [RUNS (20)] [DURATION_S (1)] [JITTER_US (200)]
 set -euo pipefail
@@ -37,12 +39,17 @@ for ((i = 1; i <= runs; i++)); do
   args=(--duration "$duration" --jitter-us "$jitter" --seed "$seed")
   (( i % 2 == 0 )) && args+=(--chaos)
   (( i % 4 == 3 )) && args+=(--host-steps)
-  (( i % 5 == 0 )) && args+=(--scale 1)
-  if ! out=$("$host" "${args[@]}" 2>&1); then
+  if (( i % 10 == 5 )); then args+=(--scale 1)
+  elif (( i % 10 == 0 )); then args+=(--scale 3)
+  else args+=(--scale 0)
+  fi
+  if ! out=$("$host" "${args[@]}" 2>&1 </dev/null); then
     echo "run $i (${args[*]}) FAILED:"; echo "$out"; failures=$((failures + 1)); continue
   fi
   h=$(hash_of "$out")
   chaos=$(grep '^chaos:' <<<"$out" || true)
+  pacer=$(sed -n 's/^pacer: \([0-9]*\) grants.*/pacer grants \1/p' <<<"$out")
+  chaos="$chaos${pacer:+  $pacer}"
   if [[ $h == "$reference" ]]; then
     echo "run $i ok   $h  ${args[*]}  ${chaos}"
   else

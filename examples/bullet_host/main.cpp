@@ -11,8 +11,18 @@
 // same as --no-threads, where this thread steps Bullet itself and applies the
 // same controller at the same instants.
 //
-// Usage: simsync-bullet-host [--duration SIM_SECONDS] [--jitter-us N] [--seed S]
-//                            [--chaos] [--host-steps] [--scale X] [--no-threads]
+// The scenario (handler step, time scale, scene, pacer) comes from an embedded
+// YAML file or from --config FILE (see sim_adapters/bullet/README.md). Unless
+// --scale 0, a RealTimePacer paces the run; it only holds time back, so the
+// hash does not depend on it. An operator types pause, resume, step N,
+// scale X, status, quit on stdin, as in simsync-demo (examples/support).
+//
+// Usage: simsync-bullet-host [--config FILE] [--duration SIM_SECONDS] [--scale X]
+//                            [--trace FILE] [--jitter-us N] [--seed S] [--chaos]
+//                            [--host-steps] [--no-threads]
+
+#include "chrome_trace.hpp"
+#include "operator_console.hpp"
 
 #include <simsync/bullet/bullet.hpp>
 #include <simsync/simsync.hpp>
@@ -21,11 +31,13 @@
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -39,10 +51,26 @@ namespace sb = simsync::bullet;
 
 namespace {
 
-constexpr simsync::SimDuration kStep = 1ms;
 constexpr int kControllerHz = 100;
 
+// The scenario without --config: 1 ms steps, paced at 1x, the default scene.
+const char* const kDefaultScenario = R"(# simsync-bullet-host's embedded scenario
+handler:
+  step: 1ms
+time:
+  scale: 1.0
+world:
+  type: bullet
+  preset: default   # 100 boxes (0.5 m, 1 kg) in four stacks on a ground plane
+pacer:
+  period: 10ms
+  catch_up: bounded
+  catch_up_limit: 100ms
+)";
+
 struct Options {
+    std::string config_file;
+    std::string trace_file;
     double duration_seconds = 5.0;
     std::int64_t jitter_us = 0;
     std::optional<std::uint64_t> seed;
@@ -59,14 +87,17 @@ struct Options {
 {
     if (!error.empty()) std::fprintf(stderr, "error: %s\n", error.c_str());
     std::fprintf(stderr,
-                 "usage: %s [--duration SIM_SECONDS (5)] [--jitter-us N (0)] [--seed S] [--chaos]\n"
-                 "          [--host-steps] [--scale X] [--no-threads]\n"
+                 "usage: %s [--config FILE] [--duration SIM_SECONDS (5)] [--scale X] [--trace FILE]\n"
+                 "          [--jitter-us N (0)] [--seed S] [--chaos] [--host-steps] [--no-threads]\n"
+                 "  --config FILE  scenario YAML: handler, time scale, world (type bullet), pacer\n"
+                 "  --trace FILE   Chrome trace JSON of every access (Perfetto, chrome://tracing)\n"
                  "  --jitter-us N  every accessor thread sleeps 0..N us before each request and inside each access\n"
                  "  --seed S       seed of the jitter and chaos random numbers (default: fresh each run)\n"
                  "  --chaos        an operator thread pauses, steps, runs-until and resumes at random\n"
                  "  --host-steps   StepThread::host: only the main thread steps Bullet (handler.run())\n"
-                 "  --scale X      real-time pacing (accepted; the pacer is not available yet: runs unpaced)\n"
-                 "  --no-threads   reference: step Bullet directly, same controller at the same instants\n",
+                 "  --scale X      pace at X times real time (default: the scenario's); 0: unpaced\n"
+                 "  --no-threads   reference: step Bullet directly, same controller at the same instants\n"
+                 "stdin (one per line): pause, resume, step N, scale X, status, quit\n",
                  argv0);
     std::exit(2);
 }
@@ -91,7 +122,11 @@ Options parse_options(int argc, char** argv)
             if (i + 1 >= argc) usage(argv[0], std::string(arg) + " needs a value");
             return argv[++i];
         };
-        if (arg == "--duration") {
+        if (arg == "--config") {
+            o.config_file = std::string(value());
+        } else if (arg == "--trace") {
+            o.trace_file = std::string(value());
+        } else if (arg == "--duration") {
             o.duration_seconds = parse_number<double>(argv[0], arg, value());
             if (!(o.duration_seconds > 0) || o.duration_seconds > 1e6) usage(argv[0], "--duration must be in (0, 1e6]");
         } else if (arg == "--jitter-us") {
@@ -120,6 +155,46 @@ Options parse_options(int argc, char** argv)
     return o;
 }
 
+// What the scenario file (or the embedded one) and the options decide.
+struct HostSetup {
+    simsync::HandlerConfig handler;
+    sb::SceneDescription scene;
+    double scale = 1.0;
+    bool paced = true;
+    simsync::PacerSectionConfig pacer;
+    simsync::ClockConfig clock; // for the clock publisher, once it lands
+};
+
+// @throws simsync::ConfigError naming file:line:column and key.
+HostSetup load_setup(const Options& options)
+{
+    const simsync::ConfigNode root = options.config_file.empty()
+                                         ? simsync::ConfigNode::parse(kDefaultScenario, "<embedded scenario>")
+                                         : simsync::ConfigNode::load_file(options.config_file);
+    const simsync::ScenarioConfig cfg = simsync::load_scenario(root);
+    // This host runs its own controller and sensors (the reference loop must
+    // know them), so a scenario that lists others would be silently ignored.
+    if (auto n = root.find("accessors")) n->fail("simsync-bullet-host runs its own controller and sensors; remove this");
+    if (auto n = root.find("timers")) n->fail("simsync-bullet-host runs no timers; remove this");
+    HostSetup setup;
+    setup.handler = cfg.handler;
+    setup.scene = cfg.world ? sb::scene_from_config(*cfg.world) : sb::default_scene();
+    if (setup.scene.bodies.empty() || !setup.scene.bodies.front().mass) {
+        // The controller pushes the first body; a static or missing one cannot be pushed.
+        (cfg.world ? *cfg.world : root).fail("the controller pushes the first body: the scene needs a dynamic one");
+    }
+    setup.scale = cfg.time_scale;
+    setup.paced = cfg.pacer.enabled;
+    setup.pacer = cfg.pacer;
+    setup.clock = cfg.clock;
+    if (options.scale) {
+        setup.paced = *options.scale > 0;
+        if (setup.paced) setup.scale = *options.scale;
+    }
+    if (options.host_steps) setup.handler.step_thread = simsync::StepThread::host;
+    return setup;
+}
+
 // The n-th instant of a periodic participant, in exact integer nanoseconds.
 simsync::SimTime nth_instant(int rate_hz, std::int64_t n)
 {
@@ -145,7 +220,8 @@ double seconds(simsync::SimTime t) { return std::chrono::duration<double>(t.time
 // wrong instant (or twice) changes the rest of the trajectory.
 class Controller {
 public:
-    explicit Controller(const sb::BulletWorld& world) : pushed_(world.body_index("box_0")) {}
+    // Pushes the scene's first body (box_0 in the default scene).
+    explicit Controller(const sb::BulletWorld&) : pushed_(0) {}
 
     // At a controller tick: record the state, then push.
     void tick(sb::BulletWorld& world)
@@ -228,6 +304,7 @@ struct Participant {
     simsync::SimTime last_grant{};
     simsync::WallClock::duration blocked{};
     SensorReading last_reading;
+    std::vector<simsync::examples::TraceSpan> trace; // with --trace only
 };
 
 // Sleeps a random 0..max_us microseconds; one per thread.
@@ -257,12 +334,13 @@ std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t stream)
 
 std::vector<Participant> make_participants()
 {
-    return {
-        {"controller_100hz", kControllerHz, simsync::AccessMode::exclusive, 1, 0, {}, {}, {}},
-        {"lidar_200hz", 200, simsync::AccessMode::shared, 0, 0, {}, {}, {}},
-        {"camera_30hz", 30, simsync::AccessMode::shared, 0, 0, {}, {}, {}},
-        {"gps_10hz", 10, simsync::AccessMode::shared, 0, 0, {}, {}, {}},
-    };
+    std::vector<Participant> p(4);
+    p[0].name = "controller_100hz", p[0].rate_hz = kControllerHz, p[0].mode = simsync::AccessMode::exclusive;
+    p[0].priority = 1;
+    p[1].name = "lidar_200hz", p[1].rate_hz = 200;
+    p[2].name = "camera_30hz", p[2].rate_hz = 30;
+    p[3].name = "gps_10hz", p[3].rate_hz = 10;
+    return p;
 }
 
 struct ChaosStats {
@@ -279,21 +357,26 @@ struct RunResult {
     sb::Vec3 pushed_position;
     std::vector<Participant> participants;
     ChaosStats chaos;
+    bool quit = false;                         // the operator quit before the end
+    simsync::SimTime reached{};                // simulated time when the run ended
+    std::optional<simsync::PacerStats> pacer;  // if paced
+    simsync::WallClock::time_point wall_start{};
 };
 
 // Reference: no handler, no threads. This thread steps Bullet and calls the
 // controller and the sensors at the instants the handler would grant them, in the
 // handler's order at one instant (controller first: priority 1).
-RunResult run_without_threads(const Options& options, simsync::SimTime end)
+RunResult run_without_threads(const Options& options, const HostSetup& setup, simsync::SimTime end)
 {
-    sb::BulletWorld world(sb::default_scene());
+    const simsync::SimDuration step = setup.handler.step;
+    sb::BulletWorld world(setup.scene);
     Controller controller(world);
     std::vector<Participant> participants = make_participants(); // controller first: priority order
     std::vector<std::int64_t> next(participants.size(), 0);
     std::vector<bool> finished(participants.size(), false);
     simsync::SimTime slipped_push_at = simsync::kSimTimeMax;
 
-    for (simsync::SimTime t = simsync::kSimStart;; t += kStep) {
+    for (simsync::SimTime t = simsync::kSimStart;; t += step) {
         if (t == slipped_push_at) controller.push(world);
         for (std::size_t i = 0; i < participants.size(); ++i) {
             Participant& p = participants[i];
@@ -304,14 +387,14 @@ RunResult run_without_threads(const Options& options, simsync::SimTime end)
                 finished[i] = true;
                 continue;
             }
-            if (simsync::round_to_grid(at, kStep) != t) continue;
+            if (simsync::round_to_grid(at, step, setup.handler.rounding) != t) continue;
             if (is_controller) {
                 if (t == end) {
                     controller.finish(world);
                     finished[i] = true;
                 } else if (options.slip_tick && *options.slip_tick == next[i]) {
                     controller.record(world);
-                    slipped_push_at = t + kStep;
+                    slipped_push_at = t + step;
                 } else {
                     controller.tick(world);
                 }
@@ -323,19 +406,27 @@ RunResult run_without_threads(const Options& options, simsync::SimTime end)
             ++next[i];
         }
         if (t >= end) break;
-        world.step(kStep);
+        world.step(step);
     }
-    return {controller.hash().hex(), controller.steps_at_end(), 0, controller.pushes(), controller.last_position(),
-            std::move(participants), {}};
+    RunResult r;
+    r.hash = controller.hash().hex();
+    r.steps = controller.steps_at_end();
+    r.pushes = controller.pushes();
+    r.pushed_position = controller.last_position();
+    r.participants = std::move(participants);
+    r.reached = end;
+    return r;
 }
 
 // The host as a user writes it: one thread per participant, all on the handler.
-RunResult run_with_threads(const Options& options, simsync::SimTime end, std::uint64_t seed)
+RunResult run_with_threads(const Options& options, const HostSetup& setup, simsync::SimTime end, std::uint64_t seed)
 {
-    sb::BulletWorld world(sb::default_scene()); // must outlive the handler
+    const simsync::SimDuration step = setup.handler.step;
+    sb::BulletWorld world(setup.scene); // must outlive the handler
     Controller controller(world);
-    simsync::SimSyncHandler handler(
-        world, {.step = kStep, .step_thread = options.host_steps ? simsync::StepThread::host : simsync::StepThread::any});
+    simsync::SimSyncHandler handler(world, setup.handler);
+    simsync::TimeScale scale(setup.scale);
+    const bool tracing = !options.trace_file.empty();
 
     std::vector<Participant> participants = make_participants();
     std::vector<simsync::Accessor> accessors;
@@ -344,10 +435,32 @@ RunResult run_with_threads(const Options& options, simsync::SimTime end, std::ui
             p.name, {.kind = simsync::AccessorKind::lockstep, .mode = p.mode, .priority = p.priority,
                      .first_request = simsync::kSimStart}));
     }
-    // A pacer (real-time view) would register here as one more lockstep accessor
-    // at its pacing period, once it lands; --scale is accepted for it already.
+    // Time stops at the end: a lockstep accessor last in every order holds it
+    // there, so the pacer (or the clock publisher) cannot run the world past it
+    // while the participants finish. It never asks; stop() releases it.
+    simsync::Accessor end_keeper = handler.register_accessor(
+        "end", {.kind = simsync::AccessorKind::lockstep, .priority = INT_MIN, .first_request = end});
+
+    // Real time is one more accessor: it only holds time back, never touches the
+    // world, so the trajectory (and its hash) is the same paced or not.
+    std::optional<simsync::RealTimePacer> pacer;
+    if (setup.paced) {
+        pacer.emplace(handler, scale,
+                      simsync::PacerConfig{.period = setup.pacer.period,
+                                           .catch_up = simsync::parse_catch_up(setup.pacer.catch_up),
+                                           .max_catch_up = setup.pacer.catch_up_limit});
+    }
+
+    // ==== CLOCK PUBLISHER: added here when simsync::ClockPublisher lands (branch `clock`) ====
+    // One more lockstep accessor on its own thread, built from setup.clock, e.g.
+    //   auto source = simsync::make_time_source(..., handler, scale);
+    //   std::optional<simsync::ClockPublisher> clock;
+    //   if (setup.clock.enabled) clock.emplace(handler, *source, simsync::ClockPublisherConfig{...});
+    // It reads time only, so the hash stays the same; stop it with the pacer below.
+    // ==========================================================================================
 
     std::atomic<bool> failed{false};
+    std::atomic<bool> quitting{false};
     auto participant_thread = [&](std::size_t index) {
         Participant& p = participants[index];
         simsync::Accessor& accessor = accessors[index];
@@ -360,6 +473,7 @@ RunResult run_with_threads(const Options& options, simsync::SimTime end, std::ui
             const auto asked = std::chrono::steady_clock::now();
             simsync::Access access = accessor.request_access(at);
             p.blocked += std::chrono::steady_clock::now() - asked;
+            if (!access && quitting.load()) break; // the operator quit: stopped
             if (!access) {
                 std::fprintf(stderr, "%s: request at %s s refused: %s\n", p.name.c_str(),
                              simsync::format_seconds(at).c_str(), access.error().message().c_str());
@@ -379,8 +493,10 @@ RunResult run_with_threads(const Options& options, simsync::SimTime end, std::ui
             }
             ++p.grants;
             p.last_grant = access.granted_time();
-            if (is_controller && access.granted_time() >= end) break;
-            access.release(controller_or_sensor_instant(p.rate_hz, n + 1, end, is_controller));
+            const bool last = is_controller && access.granted_time() >= end;
+            if (!last) access.release(controller_or_sensor_instant(p.rate_hz, n + 1, end, is_controller));
+            if (tracing) p.trace.push_back({at, p.last_grant, asked, std::chrono::steady_clock::now()});
+            if (last) break;
         }
         accessor.deregister(); // let the others finish without us
     };
@@ -406,7 +522,7 @@ RunResult run_with_threads(const Options& options, simsync::SimTime end, std::ui
                 ++chaos.steps;
                 break;
             case 1:
-                handler.run_until(handler.now() + count(rng) * kStep);
+                handler.run_until(handler.now() + count(rng) * step);
                 ++chaos.run_untils;
                 break;
             default: break;
@@ -416,16 +532,40 @@ RunResult run_with_threads(const Options& options, simsync::SimTime end, std::ui
         }
     };
 
+    const auto wall_start = simsync::WallClock::now();
     std::vector<std::thread> threads;
     for (std::size_t i = 0; i < participants.size(); ++i) threads.emplace_back(participant_thread, i);
     std::thread operator_thread;
     if (options.chaos) operator_thread = std::thread(chaos_thread);
+    // The human operator (stdin). `quit` stops the handler: every waiting
+    // request returns `stopped`, the participants end, the run ends early.
+    simsync::SimTime quit_at{};
+    bool operator_quit = false; // guarded by quit_mutex
+    std::mutex quit_mutex;
+    simsync::examples::OperatorConsole console(
+        handler, scale,
+        [&] {
+            std::lock_guard<std::mutex> g(quit_mutex);
+            if (quitting.exchange(true)) return;
+            operator_quit = true;
+            quit_at = handler.now();
+            handler.stop();
+        },
+        /*quit_at_end_of_input=*/false); // the run ends at --duration
 
+    std::optional<simsync::PacerStats> pacer_stats;
     auto finish = [&] {
         for (auto& t : threads) t.join();
         done = true;
         if (operator_thread.joinable()) operator_thread.join();
+        if (pacer) pacer_stats = pacer->stats();
+        {
+            std::lock_guard<std::mutex> g(quit_mutex);
+            quitting = true; // a late `quit` from here on changes nothing
+        }
         handler.stop();
+        console.stop();
+        pacer.reset();
     };
     if (options.host_steps) {
         // Bullet is stepped on this thread only; another one waits for the end.
@@ -435,12 +575,25 @@ RunResult run_with_threads(const Options& options, simsync::SimTime end, std::ui
     } else {
         finish();
     }
+    if (console.terminal()) std::printf("\n");
     if (auto failure = handler.failure()) std::rethrow_exception(failure);
     if (failed) throw std::runtime_error("an accessor's request was refused");
-    // Once every accessor is gone nothing holds time, so an operator's step(n)
-    // may still move the world past the end: reported, and outside the hash.
-    return {controller.hash().hex(), controller.steps_at_end(), world.steps() - controller.steps_at_end(),
-            controller.pushes(), controller.last_position(), std::move(participants), chaos};
+    const bool quit = operator_quit;
+    // An operator's step(n) may move the world past the end (a step while paused
+    // needs nobody's consent): reported, and outside the hash.
+    RunResult r;
+    r.hash = controller.hash().hex();
+    r.steps = quit ? world.steps() : controller.steps_at_end();
+    r.steps_after_end = quit ? 0 : world.steps() - controller.steps_at_end();
+    r.pushes = controller.pushes();
+    r.pushed_position = controller.last_position();
+    r.participants = std::move(participants);
+    r.chaos = chaos;
+    r.quit = quit;
+    r.reached = quit ? quit_at : end;
+    r.pacer = pacer_stats;
+    r.wall_start = wall_start;
+    return r;
 }
 
 } // namespace
@@ -448,32 +601,44 @@ RunResult run_with_threads(const Options& options, simsync::SimTime end, std::ui
 int main(int argc, char** argv)
 {
     const Options options = parse_options(argc, argv);
+    HostSetup setup;
+    try {
+        setup = load_setup(options);
+    } catch (const simsync::Error& e) { // ConfigError: file:line:column: key: what
+        std::fprintf(stderr, "simsync-bullet-host: %s\n", e.what());
+        return 2;
+    }
+    const simsync::SimDuration step = setup.handler.step;
     const simsync::SimTime end =
-        simsync::round_to_grid(simsync::sim_time(std::chrono::duration<double>(options.duration_seconds)), kStep);
+        simsync::round_to_grid(simsync::sim_time(std::chrono::duration<double>(options.duration_seconds)), step);
     if (end <= simsync::kSimStart) usage(argv[0], "--duration is shorter than one step");
     std::random_device device;
     const std::uint64_t seed =
         options.seed ? *options.seed : (std::uint64_t{device()} << 32) | std::uint64_t{device()};
 
-    if (options.scale && *options.scale > 0 && !options.no_threads) {
-        std::printf("note: --scale %g accepted, but real-time pacing is not available yet "
-                    "(the pacer lands from another branch); running unpaced\n",
-                    *options.scale);
-    }
-    std::printf("simsync-bullet-host: %s, %zu bodies, dt 1 ms, %s s simulated, Bullet %s precision\n",
+    std::printf("simsync-bullet-host: %s, %zu bodies, dt %s s, %s s simulated, Bullet %s precision, %s\n",
                 options.no_threads ? "no threads (reference)"
                                    : (options.host_steps ? "threads, host steps" : "threads, any thread steps"),
-                sb::default_scene().bodies.size(), simsync::format_seconds(end).c_str(),
-                sb::BulletWorld::double_precision() ? "double" : "float");
+                setup.scene.bodies.size(), simsync::format_seconds(simsync::SimTime{step}).c_str(),
+                simsync::format_seconds(end).c_str(), sb::BulletWorld::double_precision() ? "double" : "float",
+                options.config_file.empty() ? "embedded scenario" : options.config_file.c_str());
     if (!options.no_threads) {
-        std::printf("jitter 0..%lld us, seed %llu, chaos %s\n", static_cast<long long>(options.jitter_us),
+        std::printf("jitter 0..%lld us, seed %llu, chaos %s, ", static_cast<long long>(options.jitter_us),
                     static_cast<unsigned long long>(seed), options.chaos ? "on" : "off");
+        if (setup.paced) {
+            std::printf("paced at %gx (pacer period %s s)\n", setup.scale,
+                        simsync::format_seconds(simsync::SimTime{setup.pacer.period}).c_str());
+        } else {
+            std::printf("unpaced\n");
+        }
+        std::fflush(stdout);
     }
 
     const auto wall_start = std::chrono::steady_clock::now();
     RunResult result;
     try {
-        result = options.no_threads ? run_without_threads(options, end) : run_with_threads(options, end, seed);
+        result = options.no_threads ? run_without_threads(options, setup, end)
+                                    : run_with_threads(options, setup, end, seed);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "error: %s\n", e.what());
         return 1;
@@ -506,7 +671,25 @@ int main(int argc, char** argv)
     if (result.steps_after_end > 0) {
         std::printf(" (+%llu by the operator after the end)", static_cast<unsigned long long>(result.steps_after_end));
     }
-    std::printf(", wall %.3f s, real-time factor %.2f\n", wall, seconds(end) / wall);
+    std::printf(", wall %.3f s, real-time factor %.2f\n", wall, seconds(result.reached) / wall);
+    if (result.pacer) std::printf("%s\n", simsync::examples::pacer_summary(*result.pacer).c_str());
+    if (!options.trace_file.empty() && !options.no_threads) {
+        std::vector<simsync::examples::TraceTrack> tracks;
+        for (const Participant& p : result.participants) {
+            tracks.push_back({p.name, simsync::to_string(p.mode), &p.trace});
+        }
+        try {
+            simsync::examples::write_chrome_trace(options.trace_file, tracks, result.wall_start);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "error: %s\n", e.what());
+            return 1;
+        }
+        std::printf("trace written to %s\n", options.trace_file.c_str());
+    }
+    if (result.quit) {
+        std::printf("quit by the operator at %s s: the hash covers the run up to there only\n",
+                    simsync::format_seconds(result.reached).c_str());
+    }
     std::printf("trajectory_hash=%s\n", result.hash.c_str());
     return 0;
 }

@@ -1,22 +1,17 @@
 #include "scenario.hpp"
 
 #include "balls_world.hpp"
+#include "chrome_trace.hpp"
+#include "operator_console.hpp"
 
 #include <simsync/simsync.hpp>
-
-#include <poll.h>
-#include <termios.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <climits>
 #include <condition_variable>
 #include <cstdio>
-#include <deque>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -55,12 +50,7 @@ namespace {
 using simsync::SimTime;
 using simsync::WallClock;
 
-struct TraceEvent {
-    SimTime requested;
-    SimTime granted;
-    WallClock::time_point wall_start;
-    WallClock::time_point wall_end;
-};
+using simsync::examples::TraceSpan;
 
 // Per-accessor figures, written by its own thread only, read after it joined.
 struct Stats {
@@ -69,7 +59,7 @@ struct Stats {
     WallClock::duration total_wait{};
     WallClock::duration max_wait{};
     simsync::SimDuration total_rounding{}; // |granted - requested|
-    std::vector<TraceEvent> trace;
+    std::vector<TraceSpan> trace;
 };
 
 struct Participant {
@@ -100,116 +90,14 @@ std::unique_ptr<BallsWorld> make_world(const simsync::ScenarioConfig& config)
     return std::make_unique<BallsWorld>(static_cast<std::size_t>(bodies), restitution);
 }
 
-// Simulated time over wall time in the last second, sampled 10 times a second.
-class RateMeter {
-public:
-    void sample(SimTime sim)
-    {
-        std::lock_guard<std::mutex> g(m_);
-        samples_.push_back({WallClock::now(), sim});
-        while (samples_.size() > 11) samples_.pop_front();
-    }
-    double factor() const
-    {
-        std::lock_guard<std::mutex> g(m_);
-        if (samples_.size() < 2) return 0.0;
-        const double wall = std::chrono::duration<double>(samples_.back().wall - samples_.front().wall).count();
-        const double sim = std::chrono::duration<double>(samples_.back().sim - samples_.front().sim).count();
-        return wall > 0 ? sim / wall : 0.0;
-    }
-
-private:
-    struct Sample {
-        WallClock::time_point wall;
-        SimTime sim;
-    };
-    mutable std::mutex m_;
-    std::deque<Sample> samples_;
-};
-
-std::string status_line(const simsync::SimSyncHandler& handler, const RateMeter& meter, bool verbose)
-{
-    const simsync::Snapshot snap = handler.snapshot();
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "status sim_time=%s state=%s rtf=%.2f grants=%llu",
-                  simsync::format_seconds(snap.now).c_str(), simsync::to_string(snap.state),
-                  snap.state == simsync::HandlerState::running ? meter.factor() : 0.0,
-                  static_cast<unsigned long long>(snap.grants));
-    std::string line = buf;
-    if (verbose && !snap.waiting_for.empty()) {
-        line += " waiting_for=";
-        for (std::size_t i = 0; i < snap.waiting_for.size(); ++i) line += (i ? "," : "") + snap.waiting_for[i];
-        std::snprintf(buf, sizeof buf, " (%.1f s)",
-                      std::chrono::duration<double>(snap.waiting_for_how_long).count());
-        line += buf;
-    }
-    return line;
-}
-
-// Puts a terminal into single-key mode for the life of the object.
-class RawTerminal {
-public:
-    RawTerminal()
-    {
-        if (tcgetattr(STDIN_FILENO, &saved_) != 0) return;
-        termios raw = saved_;
-        raw.c_lflag &= static_cast<tcflag_t>(~(ICANON | ECHO));
-        raw.c_cc[VMIN] = 0;
-        raw.c_cc[VTIME] = 0;
-        active_ = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
-    }
-    ~RawTerminal()
-    {
-        if (active_) tcsetattr(STDIN_FILENO, TCSANOW, &saved_);
-    }
-    RawTerminal(const RawTerminal&) = delete;
-    RawTerminal& operator=(const RawTerminal&) = delete;
-
-private:
-    termios saved_{};
-    bool active_ = false;
-};
-
-// Waits up to `timeout` for input on stdin; returns the bytes read, or nullopt at EOF.
-std::optional<std::string> read_some(std::chrono::milliseconds timeout)
-{
-    pollfd fd{STDIN_FILENO, POLLIN, 0};
-    const int ready = poll(&fd, 1, static_cast<int>(timeout.count()));
-    if (ready <= 0) return std::string();
-    char buf[256];
-    const ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
-    if (n <= 0) return std::nullopt;
-    return std::string(buf, static_cast<std::size_t>(n));
-}
-
 void write_trace(const std::string& file, const std::vector<std::unique_ptr<Participant>>& participants,
                  WallClock::time_point origin)
 {
-    std::ofstream out(file);
-    if (!out) throw std::runtime_error("cannot write the trace file '" + file + "'");
-    auto us = [&](WallClock::time_point t) {
-        return std::chrono::duration<double, std::micro>(t - origin).count();
-    };
-    out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
-    bool first = true;
-    for (std::size_t i = 0; i < participants.size(); ++i) {
-        const auto& p = *participants[i];
-        out << (first ? "" : ",\n") << R"({"name":"thread_name","ph":"M","pid":1,"tid":)" << i + 1
-            << R"(,"args":{"name":")" << p.config.name << "\"}}";
-        first = false;
-        for (const TraceEvent& e : p.stats.trace) {
-            char line[400];
-            std::snprintf(line, sizeof line,
-                          R"({"name":"%s","cat":"%s","ph":"X","pid":1,"tid":%zu,"ts":%.3f,"dur":%.3f,)"
-                          R"("args":{"requested_ns":%lld,"granted_ns":%lld}})",
-                          p.config.name.c_str(), simsync::to_string(p.config.mode), i + 1, us(e.wall_start),
-                          us(e.wall_end) - us(e.wall_start),
-                          static_cast<long long>(e.requested.time_since_epoch().count()),
-                          static_cast<long long>(e.granted.time_since_epoch().count()));
-            out << ",\n" << line;
-        }
+    std::vector<simsync::examples::TraceTrack> tracks;
+    for (const auto& p : participants) {
+        tracks.push_back({p->config.name, simsync::to_string(p->config.mode), &p->stats.trace});
     }
-    out << "\n]}\n";
+    simsync::examples::write_chrome_trace(file, tracks, origin);
 }
 
 void accessor_loop(Participant& p, simsync::SimSyncHandler& handler, const std::optional<SimTime>& end,
@@ -257,19 +145,6 @@ void accessor_loop(Participant& p, simsync::SimSyncHandler& handler, const std::
         if (tracing) s.trace.push_back({want, access.granted_time(), wall_start, WallClock::now()});
     }
     p.accessor.deregister(); // let the others run on without us
-}
-
-void print_pacer(const simsync::PacerStats& s)
-{
-    auto us = [](WallClock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); };
-    std::printf("pacer: %llu grants (%llu on time, %llu late, %llu unpaced), %llu re-anchors; lateness p50 %.1f us, "
-                "p99 %.1f us, max %.1f us; target factor %.3f",
-                static_cast<unsigned long long>(s.grants), static_cast<unsigned long long>(s.on_time),
-                static_cast<unsigned long long>(s.late), static_cast<unsigned long long>(s.unpaced),
-                static_cast<unsigned long long>(s.reanchors), us(s.lateness.p50), us(s.lateness.p99),
-                us(s.lateness.max), s.target_factor);
-    if (s.achieved_factor) std::printf(", achieved %.3f over the last window", *s.achieved_factor);
-    std::printf("\n");
 }
 
 void print_summary(const std::vector<std::unique_ptr<Participant>>& participants, SimTime sim_elapsed,
@@ -397,83 +272,8 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
     if (participants.empty() && options.end) request_quit();
     timer_signal.fire_start();
 
-    RateMeter meter;
-    const bool tty = isatty(STDIN_FILENO) != 0;
-    std::thread operator_thread([&] {
-        std::optional<RawTerminal> raw;
-        if (tty) raw.emplace();
-        std::string pending;
-        auto last_status = WallClock::now();
-        auto last_sample = WallClock::now();
-        while (!quit.load()) {
-            const auto input = read_some(std::chrono::milliseconds(50));
-            if (WallClock::now() - last_sample >= std::chrono::milliseconds(100)) {
-                meter.sample(handler.now());
-                last_sample = WallClock::now();
-            }
-            if (!input) { // end of input: quit, unless a duration ends the run
-                if (!options.end) request_quit();
-                if (!tty) {
-                    // Keep sampling until the run ends.
-                    while (!quit.load()) {
-                        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-                        meter.sample(handler.now());
-                    }
-                }
-                break;
-            }
-            if (tty) {
-                for (char c : *input) {
-                    switch (c) {
-                    case 'p': handler.pause(); break;
-                    case 'r': handler.resume(); break;
-                    case 's': handler.step(1); break;
-                    case '+': scale.set(std::min(scale.value() * 2, simsync::TimeScale::kMax)); break;
-                    case '-': scale.set(std::max(scale.value() / 2, simsync::TimeScale::kMin)); break;
-                    case 'q': request_quit(); break;
-                    default: break;
-                    }
-                }
-                if (WallClock::now() - last_status >= std::chrono::milliseconds(250)) {
-                    std::printf("\r%-100s", status_line(handler, meter, true).c_str());
-                    std::fflush(stdout);
-                    last_status = WallClock::now();
-                }
-                continue;
-            }
-            pending += *input;
-            for (std::size_t eol; (eol = pending.find('\n')) != std::string::npos;) {
-                std::istringstream line(pending.substr(0, eol));
-                pending.erase(0, eol + 1);
-                std::string cmd;
-                line >> cmd;
-                if (cmd.empty()) continue;
-                if (cmd == "pause") handler.pause();
-                else if (cmd == "resume") handler.resume();
-                else if (cmd == "step") {
-                    long long n = 1;
-                    if (!(line >> n) || n < 1) n = 1;
-                    handler.step(static_cast<std::uint64_t>(n));
-                } else if (cmd == "scale") {
-                    double x = 0;
-                    line >> x;
-                    try {
-                        scale.set(x);
-                    } catch (const simsync::Error& e) {
-                        std::printf("error %s\n", e.what());
-                    }
-                } else if (cmd == "status") {
-                    std::printf("%s\n", status_line(handler, meter, false).c_str());
-                } else if (cmd == "quit") {
-                    request_quit();
-                } else {
-                    std::printf("error unknown command '%s' (pause, resume, step N, scale X, status, quit)\n",
-                                cmd.c_str());
-                }
-                std::fflush(stdout);
-            }
-        }
-    });
+    // The operator's commands; end of input quits unless a duration ends the run.
+    simsync::examples::OperatorConsole console(handler, scale, request_quit, !options.end);
 
     {
         std::unique_lock<std::mutex> lock(quit_mutex);
@@ -484,15 +284,15 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
     if (pacer) pacer_stats = pacer->stats();
     handler.stop();
     for (auto& t : threads) t.join();
-    operator_thread.join();
+    console.stop();
     pacer.reset();
     for (auto& t : timers) t->stop();
     const std::uint64_t clock_messages = clock ? clock->published() : 0;
     clock.reset();
     const auto wall_elapsed = WallClock::now() - wall_start;
-    if (tty) std::printf("\n");
+    if (console.terminal()) std::printf("\n");
     print_summary(participants, reached, wall_elapsed);
-    if (pacer_stats) print_pacer(*pacer_stats);
+    if (pacer_stats) std::printf("%s\n", simsync::examples::pacer_summary(*pacer_stats).c_str());
     for (std::size_t i = 0; i < timers.size(); ++i) {
         std::printf("timer %s (%s, every %s s): %llu calls\n", config.timers[i].name.c_str(),
                     config.timers[i].clock.c_str(), simsync::format_seconds(config.timers[i].period).c_str(),

@@ -4,4 +4,5 @@
 
 #include <simsync/bullet/bullet_world.hpp>
 #include <simsync/bullet/scene.hpp>
+#include <simsync/bullet/scene_config.hpp>
 #include <simsync/bullet/trajectory_hash.hpp>

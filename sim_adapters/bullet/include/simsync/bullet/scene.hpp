@@ -3,9 +3,8 @@
 /// A plain description of a rigid-body scene (ground plane, boxes, spheres), a
 /// builder for it, and the embedded default scene. No Bullet types here.
 ///
-/// Loading a scene from YAML belongs to the project's config loader (issue 4 asks
-/// for it; the loader lands from another branch). It will fill a SceneDescription;
-/// nothing in this adapter parses YAML.
+/// A scene is read from a scenario's YAML `world:` section by scene_from_config
+/// (scene_config.hpp), through the project's config loader.
 
 #include <cstddef>
 #include <optional>
@@ -61,6 +60,7 @@ struct BodyDescription {
     Vec3 angular_velocity{};
     double friction = 0.5;    ///< >= 0
     double restitution = 0.0; ///< in [0, 1]
+    friend bool operator==(const BodyDescription&, const BodyDescription&) = default;
 };
 
 /// An infinite static plane `dot(normal, p) == offset`.
@@ -69,10 +69,11 @@ struct GroundPlane {
     double offset = 0;
     double friction = 0.8;    ///< >= 0
     double restitution = 0.0; ///< in [0, 1]
+    friend bool operator==(const GroundPlane&, const GroundPlane&) = default;
 };
 
 /// Everything needed to build a BulletWorld. Plain data with defaults: fill it in
-/// code, with SceneBuilder, or (later) from the project's YAML config.
+/// code, with SceneBuilder, or from YAML with scene_from_config.
 struct SceneDescription {
     Vec3 gravity{0, 0, -9.81};
     /// Unset: no ground.
@@ -84,6 +85,7 @@ struct SceneDescription {
     /// Let bodies at rest go to sleep (Bullet's deactivation): cheaper, and still
     /// deterministic; writes through BulletWorld wake the body they touch.
     bool allow_sleeping = true;
+    friend bool operator==(const SceneDescription&, const SceneDescription&) = default;
 };
 
 /// Checks a scene. @throws simsync::Error (invalid_argument) naming the first bad

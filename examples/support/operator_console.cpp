@@ -1,0 +1,212 @@
+#include "operator_console.hpp"
+
+#include <poll.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <sstream>
+
+namespace simsync::examples {
+
+void RateMeter::sample(SimTime sim)
+{
+    std::lock_guard<std::mutex> g(m_);
+    samples_.push_back({WallClock::now(), sim});
+    while (samples_.size() > 11) samples_.pop_front(); // one second at 10 samples/s
+}
+
+double RateMeter::factor() const
+{
+    std::lock_guard<std::mutex> g(m_);
+    if (samples_.size() < 2) return 0.0;
+    const double wall = std::chrono::duration<double>(samples_.back().wall - samples_.front().wall).count();
+    const double sim = std::chrono::duration<double>(samples_.back().sim - samples_.front().sim).count();
+    return wall > 0 ? sim / wall : 0.0;
+}
+
+std::string status_line(const SimSyncHandler& handler, const RateMeter& meter, bool verbose)
+{
+    const Snapshot snap = handler.snapshot();
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "status sim_time=%s state=%s rtf=%.2f grants=%llu",
+                  format_seconds(snap.now).c_str(), to_string(snap.state),
+                  snap.state == HandlerState::running ? meter.factor() : 0.0,
+                  static_cast<unsigned long long>(snap.grants));
+    std::string line = buf;
+    if (verbose && !snap.waiting_for.empty()) {
+        line += " waiting_for=";
+        for (std::size_t i = 0; i < snap.waiting_for.size(); ++i) line += (i ? "," : "") + snap.waiting_for[i];
+        std::snprintf(buf, sizeof buf, " (%.1f s)", std::chrono::duration<double>(snap.waiting_for_how_long).count());
+        line += buf;
+    }
+    return line;
+}
+
+std::string pacer_summary(const PacerStats& s)
+{
+    auto us = [](WallClock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); };
+    char buf[400];
+    std::snprintf(buf, sizeof buf,
+                  "pacer: %llu grants (%llu on time, %llu late, %llu unpaced), %llu re-anchors; lateness p50 %.1f us, "
+                  "p99 %.1f us, max %.1f us; target factor %.3f",
+                  static_cast<unsigned long long>(s.grants), static_cast<unsigned long long>(s.on_time),
+                  static_cast<unsigned long long>(s.late), static_cast<unsigned long long>(s.unpaced),
+                  static_cast<unsigned long long>(s.reanchors), us(s.lateness.p50), us(s.lateness.p99),
+                  us(s.lateness.max), s.target_factor);
+    std::string line = buf;
+    if (s.achieved_factor) {
+        std::snprintf(buf, sizeof buf, ", achieved %.3f over the last window", *s.achieved_factor);
+        line += buf;
+    }
+    return line;
+}
+
+namespace {
+
+// Puts a terminal into single-key mode for the life of the object.
+class RawTerminal {
+public:
+    RawTerminal()
+    {
+        if (tcgetattr(STDIN_FILENO, &saved_) != 0) return;
+        termios raw = saved_;
+        raw.c_lflag &= static_cast<tcflag_t>(~(ICANON | ECHO));
+        raw.c_cc[VMIN] = 0;
+        raw.c_cc[VTIME] = 0;
+        active_ = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
+    }
+    ~RawTerminal()
+    {
+        if (active_) tcsetattr(STDIN_FILENO, TCSANOW, &saved_);
+    }
+    RawTerminal(const RawTerminal&) = delete;
+    RawTerminal& operator=(const RawTerminal&) = delete;
+
+private:
+    termios saved_{};
+    bool active_ = false;
+};
+
+// Waits up to `timeout` for input on stdin; returns the bytes read (empty on a
+// timeout), or nullopt at end of input. The timeout bounds how long stop() waits.
+std::optional<std::string> read_some(std::chrono::milliseconds timeout)
+{
+    pollfd fd{STDIN_FILENO, POLLIN, 0};
+    const int ready = poll(&fd, 1, static_cast<int>(timeout.count()));
+    if (ready <= 0) return std::string();
+    char buf[256];
+    const ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
+    if (n <= 0) return std::nullopt;
+    return std::string(buf, static_cast<std::size_t>(n));
+}
+
+} // namespace
+
+OperatorConsole::OperatorConsole(SimSyncHandler& handler, TimeScale& scale, std::function<void()> on_quit,
+                                 bool quit_at_end_of_input)
+    : handler_(handler),
+      scale_(scale),
+      on_quit_(std::move(on_quit)),
+      quit_at_end_of_input_(quit_at_end_of_input),
+      tty_(isatty(STDIN_FILENO) != 0)
+{
+    thread_ = std::thread([this] { run(); });
+}
+
+OperatorConsole::~OperatorConsole() { stop(); }
+
+void OperatorConsole::stop()
+{
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+}
+
+void OperatorConsole::command(const std::string& text)
+{
+    std::istringstream line(text);
+    std::string cmd;
+    line >> cmd;
+    if (cmd.empty()) return;
+    if (cmd == "pause") {
+        handler_.pause();
+    } else if (cmd == "resume") {
+        handler_.resume();
+    } else if (cmd == "step") {
+        long long n = 1;
+        if (!(line >> n) || n < 1) n = 1;
+        handler_.step(static_cast<std::uint64_t>(n));
+    } else if (cmd == "scale") {
+        double x = 0;
+        line >> x;
+        try {
+            scale_.set(x);
+        } catch (const Error& e) {
+            std::printf("error %s\n", e.what());
+        }
+    } else if (cmd == "status") {
+        std::printf("%s\n", status_line(handler_, meter_, false).c_str());
+    } else if (cmd == "quit") {
+        on_quit_();
+    } else {
+        std::printf("error unknown command '%s' (pause, resume, step N, scale X, status, quit)\n", cmd.c_str());
+    }
+    std::fflush(stdout);
+}
+
+void OperatorConsole::run()
+{
+    std::optional<RawTerminal> raw;
+    if (tty_) raw.emplace();
+    std::string pending;
+    auto last_status = WallClock::now();
+    auto last_sample = WallClock::now();
+    bool input_open = true;
+    while (!stop_.load()) {
+        std::optional<std::string> input = std::string();
+        if (input_open) {
+            input = read_some(std::chrono::milliseconds(50));
+        } else {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50)); // only sampling is left to do
+        }
+        if (WallClock::now() - last_sample >= std::chrono::milliseconds(100)) {
+            meter_.sample(handler_.now());
+            last_sample = WallClock::now();
+        }
+        if (!input) { // end of input
+            input_open = false;
+            if (quit_at_end_of_input_) on_quit_();
+            continue;
+        }
+        if (tty_) {
+            for (const char c : *input) {
+                switch (c) {
+                case 'p': handler_.pause(); break;
+                case 'r': handler_.resume(); break;
+                case 's': handler_.step(1); break;
+                case '+': scale_.set(std::min(scale_.value() * 2, TimeScale::kMax)); break;
+                case '-': scale_.set(std::max(scale_.value() / 2, TimeScale::kMin)); break;
+                case 'q': on_quit_(); break;
+                default: break;
+                }
+            }
+            if (WallClock::now() - last_status >= std::chrono::milliseconds(250)) {
+                std::printf("\r%-100s", status_line(handler_, meter_, true).c_str());
+                std::fflush(stdout);
+                last_status = WallClock::now();
+            }
+            continue;
+        }
+        pending += *input;
+        for (std::size_t eol; (eol = pending.find('\n')) != std::string::npos;) {
+            const std::string line = pending.substr(0, eol);
+            pending.erase(0, eol + 1);
+            command(line);
+        }
+    }
+}
+
+} // namespace simsync::examples

@@ -1,0 +1,92 @@
+#pragma once
+// What the example programs (simsync-demo, simsync-bullet-host) share for the
+// operator: the one-line status, the real-time factor it shows, and the console
+// thread that reads commands from stdin. Example code, not library API.
+
+#include <simsync/error.hpp>
+#include <simsync/handler.hpp>
+#include <simsync/pacer.hpp>
+#include <simsync/time.hpp>
+#include <simsync/time_scale.hpp>
+#include <simsync/wall_clock.hpp>
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace simsync::examples {
+
+// Simulated time over wall time in the last second, sampled by the console ten
+// times a second (the status line's rtf). Any thread may call both members.
+// Copy/move: neither (it holds a mutex).
+class RateMeter {
+public:
+    RateMeter() = default;
+    RateMeter(const RateMeter&) = delete;
+    RateMeter& operator=(const RateMeter&) = delete;
+    void sample(SimTime sim);
+    // 0 until two samples exist.
+    double factor() const;
+
+private:
+    struct Sample {
+        WallClock::time_point wall;
+        SimTime sim;
+    };
+    mutable std::mutex m_;
+    std::deque<Sample> samples_;
+};
+
+// "status sim_time=<seconds> state=<running|paused|stopped> rtf=<x> grants=<n>";
+// `verbose` appends who time waits for (the terminal display does, `status` not).
+std::string status_line(const SimSyncHandler& handler, const RateMeter& meter, bool verbose);
+
+// "pacer: N grants (... on time, ... late, ... unpaced), ... re-anchors; lateness
+// p50 ..., p99 ..., max ...; target factor x[, achieved y over the last window]".
+std::string pacer_summary(const PacerStats& stats);
+
+// The operator's console: a thread that reads stdin and drives the handler.
+//   On a terminal (single keys): p pause, r resume, s step, + / - scale x2 / /2,
+//   q quit; the status line is redrawn in place four times a second.
+//   Otherwise one command per line: pause, resume, step N, scale X, status, quit;
+//   `status` prints status_line, a bad command prints "error ...".
+// `quit` (and end of input, if `quit_at_end_of_input`) calls `on_quit` on the
+// console thread; the console keeps sampling the rate until stop().
+//
+// Copy/move: neither. Threads: construct and destroy on one thread; stop() from
+// any thread but the console's own, one at a time; `meter()` from any. `on_quit` must not call stop().
+// Guarantees: the destructor stops and joins the thread within about 50 ms; the
+// terminal is restored to its previous mode.
+class OperatorConsole {
+public:
+    OperatorConsole(SimSyncHandler& handler, TimeScale& scale, std::function<void()> on_quit,
+                    bool quit_at_end_of_input);
+    ~OperatorConsole();
+    OperatorConsole(const OperatorConsole&) = delete;
+    OperatorConsole& operator=(const OperatorConsole&) = delete;
+
+    // Ends and joins the console thread (idempotent).
+    void stop();
+    // True if stdin is a terminal (single-key mode); the program then ends its
+    // output with a newline after the in-place status line.
+    bool terminal() const noexcept { return tty_; }
+    const RateMeter& meter() const noexcept { return meter_; }
+
+private:
+    void run();
+    void command(const std::string& line);
+
+    SimSyncHandler& handler_;
+    TimeScale& scale_;
+    std::function<void()> on_quit_;
+    bool quit_at_end_of_input_;
+    bool tty_;
+    RateMeter meter_;
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+};
+
+} // namespace simsync::examples

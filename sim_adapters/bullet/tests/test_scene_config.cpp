@@ -1,0 +1,155 @@
+// Scenes from YAML: a description survives writing and reading back, a scenario
+// file's world section builds the scene it says, and every error names the file,
+// line, column and key.
+
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <simsync/bullet/bullet.hpp>
+#include <simsync/config.hpp>
+
+#include <string>
+
+namespace sb = simsync::bullet;
+
+namespace {
+
+sb::SceneDescription read_world(const std::string& yaml)
+{
+    return sb::scene_from_config(simsync::ConfigNode::parse(yaml, "scene.yaml").at("world"));
+}
+
+} // namespace
+
+TEST_CASE("SceneConfig.RoundTrip.DefaultSceneIsReadBackEqual")
+{
+    const sb::SceneDescription scene = sb::default_scene();
+    const std::string yaml = sb::scene_to_yaml(scene);
+    CHECK(read_world(yaml) == scene);
+    // And the preset names the same scene in one line.
+    CHECK(read_world("world: {type: bullet, preset: default}") == scene);
+}
+
+TEST_CASE("SceneConfig.RoundTrip.EveryFieldSurvives")
+{
+    sb::BodyDescription ball;
+    ball.name = "odd \"name\" \\ with: yaml";
+    ball.shape = sb::Shape::sphere;
+    ball.radius = 0.1 / 3;
+    ball.mass = 0.7;
+    ball.pose = {.position = {1.0 / 3, -2.5e-7, 12345.678901234567}, .orientation = {0.1, 0.2, 0.3, 0.9}};
+    ball.linear_velocity = {0.1, -0.2, 0.3};
+    ball.angular_velocity = {-1e-3, 2e3, 0};
+    ball.friction = 0.25;
+    ball.restitution = 0.75;
+    const sb::SceneDescription scene = sb::SceneBuilder{}
+                                           .gravity({0.5, -1.0 / 7, -9.80665})
+                                           .no_ground()
+                                           .solver_iterations(17)
+                                           .allow_sleeping(false)
+                                           .box("anchor", {1, 2, 3}, 0.0, {.position = {0, 0, -3}})
+                                           .body(ball)
+                                           .build();
+    CHECK(read_world(sb::scene_to_yaml(scene)) == scene);
+
+    sb::SceneDescription grounded = scene;
+    grounded.ground = sb::GroundPlane{.normal = {0, 0.1, 1}, .offset = -0.5, .friction = 0.3, .restitution = 0.2};
+    CHECK(read_world(sb::scene_to_yaml(grounded)) == grounded);
+}
+
+TEST_CASE("SceneConfig.Scenario.WorldSectionBuildsTheScene")
+{
+    const simsync::ScenarioConfig cfg = simsync::load_scenario_string(R"(handler:
+  step: 1ms
+world:
+  type: bullet
+  gravity: [0, 0, -1.62]
+  ground: {friction: 0.4}
+  bodies:
+    - {name: crate, shape: box, size: [0.5, 1, 2], mass: 2, position: [0, 0, 1], yaw: 0.5}
+    - name: ball
+      shape: sphere
+      radius: 0.1
+      position: [1, 0, 2]
+)",
+                                                                       "moon.yaml");
+    REQUIRE(cfg.world);
+    CHECK(cfg.world_type == "bullet");
+    const sb::SceneDescription scene = sb::scene_from_config(*cfg.world);
+    CHECK(scene.gravity == sb::Vec3{0, 0, -1.62});
+    REQUIRE(scene.ground);
+    CHECK(scene.ground->friction == 0.4);
+    REQUIRE(scene.bodies.size() == 2);
+    CHECK(scene.bodies[0].half_extents == sb::Vec3{0.25, 0.5, 1});
+    CHECK(scene.bodies[0].mass == 2);
+    CHECK(scene.bodies[0].pose.orientation == sb::Quaternion::from_yaw(0.5));
+    CHECK(scene.bodies[1].shape == sb::Shape::sphere);
+    CHECK(scene.bodies[1].radius == 0.1);
+    CHECK(scene.bodies[1].mass == 1.0); // the default
+    sb::BulletWorld world(scene);
+    CHECK(world.body_index("ball") == 1);
+}
+
+TEST_CASE("SceneConfig.Errors.NameFileLineColumnAndKey")
+{
+    struct Row {
+        const char* what;
+        const char* yaml;
+        int line;
+        int column;
+        const char* key;
+        const char* message;
+    };
+    const Row rows[] = {
+        {"unknown key in a body", R"(world:
+  type: bullet
+  bodies:
+    - {name: a, shape: box, mass: 1}
+    - {name: b, shape: box, colour: red}
+)",
+         5, 29, "world.bodies[1].colour", "unknown key"},
+        {"negative mass", R"(world:
+  type: bullet
+  bodies:
+    - name: a
+      shape: sphere
+      mass: -1
+)",
+         6, 13, "world.bodies[0].mass", "expected a number >= 0"},
+        {"duplicate name", R"(world:
+  type: bullet
+  bodies:
+    - {name: a, shape: box}
+    - {name: a, shape: sphere}
+)",
+         5, 14, "world.bodies[1].name", "duplicate body name 'a' (first in world.bodies[0].name)"},
+        {"box with a radius", R"(world:
+  type: bullet
+  bodies: [{name: a, shape: box, radius: 1}]
+)",
+         3, 42, "world.bodies[0].radius", "a box has no radius"},
+        {"vector of two", R"(world:
+  type: bullet
+  gravity: [0, -9.81]
+)",
+         3, 12, "world.gravity", "three numbers"},
+        {"not bullet", R"(world:
+  type: bouncing_balls
+)",
+         2, 9, "world.type", "reads world type 'bullet'"},
+    };
+    for (const Row& row : rows) {
+        CAPTURE(row.what);
+        try {
+            read_world(row.yaml);
+            FAIL("no error");
+        } catch (const simsync::ConfigError& e) {
+            CAPTURE(e.what());
+            CHECK(e.file() == "scene.yaml");
+            CHECK(e.line() == row.line);
+            CHECK(e.column() == row.column);
+            CHECK(e.key() == row.key);
+            CHECK(std::string(e.what()).find(row.message) != std::string::npos);
+        }
+    }
+}
