@@ -1,0 +1,339 @@
+// Grant throughput: what one simsync grant costs, against plain thread
+// handoffs measured in the same run (issue 6, benchmark 1; design.md section 6).
+//
+// Cases:
+//  - simsync, one lockstep accessor requesting every 1 ms step of a no-op world:
+//    the lone-accessor path, which steps the world on the requesting thread and
+//    needs no handoff at all;
+//  - simsync, two lockstep exclusive accessors on two threads at alternating
+//    instants: every grant needs the other thread to step the world and wake,
+//    so this is where the wake-up mechanism shows; one op is a round of two
+//    grants, so it compares with a ping-pong round (two handoffs) one to one;
+//  - two-thread ping-pong baselines: mutex + condition variable (the baseline),
+//    C++20 atomic wait/notify, pure spinning;
+//  - the two-thread cases again with both threads pinned to one CPU, which is
+//    what a 2-core machine looks like while someone else keeps a core busy.
+//
+// Why Google Benchmark with a partner thread rather than ->Threads(2): the
+// ping-pong needs two threads with different roles. Google Benchmark's own
+// threads all run the same loop and meet at a barrier at start and end; here the
+// benchmark thread drives the timed loop and a partner thread it starts before
+// the loop (outside the timed region) answers, so Google Benchmark still chooses
+// the iteration count, repeats and aggregates, and thread start-up is not timed.
+//
+// Usage: bench_grant_throughput [--quick] [--markdown=PATH] [--benchmark_* flags]
+
+#include "harness.hpp"
+
+#include <simsync/simsync.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr simsync::SimDuration kStep = 1ms;
+
+// ------------------------------------------------------------------ simsync
+
+void simsync_one_accessor(benchmark::State& state)
+{
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = kStep});
+    simsync::Accessor accessor = handler.register_accessor("solo");
+
+    simsync::SimTime t = simsync::kSimStart;
+    std::int64_t grants = 0;
+    const simsync::bench::ContextSwitchMeter switches;
+    for (auto _ : state) {
+        simsync::Access access = accessor.request_access(t);
+        if (!access) {
+            state.SkipWithError(("request refused: " + access.error().message()).c_str());
+            break;
+        }
+        t += kStep;
+        access.release(t);
+        ++grants;
+    }
+    switches.report(state, static_cast<int>(grants));
+    // The figure is only worth something if the world really was stepped once
+    // per grant (the first grant, at 0, needs no step).
+    if (grants > 0 && world.steps() != static_cast<std::uint64_t>(grants - 1)) {
+        state.SkipWithError("world step count does not match the grants");
+    }
+}
+
+// kOneCpu: both threads pinned to the CPU the benchmark thread is on.
+template <bool kOneCpu>
+void simsync_two_accessors(benchmark::State& state)
+{
+    const int cpu = simsync::bench::CpuPin::current_cpu();
+    std::optional<simsync::bench::CpuPin> pin;
+    if (kOneCpu && !pin.emplace(cpu).ok()) {
+        state.SkipWithError("cannot pin to one CPU");
+        return;
+    }
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = kStep});
+    // Even instants on the benchmark thread, odd ones on the partner: neither can
+    // be granted until the other has released and the world has been stepped.
+    simsync::Accessor even = handler.register_accessor("even", {.first_request = simsync::kSimStart});
+    simsync::Accessor odd = handler.register_accessor("odd", {.first_request = simsync::sim_time(kStep)});
+
+    std::thread partner([&odd, cpu] {
+        std::optional<simsync::bench::CpuPin> partner_pin;
+        if (kOneCpu) partner_pin.emplace(cpu);
+        for (simsync::SimTime t = simsync::sim_time(kStep);;) {
+            simsync::Access access = odd.request_access(t);
+            if (!access) return; // stopped: the benchmark is over
+            t += 2 * kStep;
+            access.release(t);
+        }
+    });
+
+    simsync::SimTime t = simsync::kSimStart;
+    std::int64_t rounds = 0;
+    const simsync::bench::ContextSwitchMeter switches;
+    for (auto _ : state) {
+        simsync::Access access = even.request_access(t);
+        if (!access) {
+            state.SkipWithError(("request refused: " + access.error().message()).c_str());
+            break;
+        }
+        t += 2 * kStep;
+        access.release(t);
+        ++rounds;
+    }
+    switches.report(state, static_cast<int>(rounds));
+    handler.stop();
+    partner.join();
+    // Each round is one even and one odd grant, one step before each but the first.
+    if (rounds > 0 && world.steps() < static_cast<std::uint64_t>(2 * rounds - 2)) {
+        state.SkipWithError("world step count does not match the grants");
+    }
+}
+
+// ---------------------------------------------------------------- baselines
+//
+// Each channel passes a token between the benchmark thread and a partner:
+// `round()` (benchmark thread) hands it over and waits until it comes back;
+// `serve()` (partner) hands it back each time until `stop()`.
+
+class MutexCvChannel {
+public:
+    void round()
+    {
+        std::unique_lock lock(mutex_);
+        partner_turn_ = true;
+        // Notify after unlocking, so the woken partner does not at once block
+        // on the mutex we still hold.
+        lock.unlock();
+        to_partner_.notify_one();
+        lock.lock();
+        to_main_.wait(lock, [this] { return !partner_turn_; });
+    }
+
+    void serve()
+    {
+        std::unique_lock lock(mutex_);
+        for (;;) {
+            to_partner_.wait(lock, [this] { return partner_turn_ || stop_; });
+            if (stop_) return;
+            partner_turn_ = false;
+            lock.unlock();
+            to_main_.notify_one();
+            lock.lock();
+        }
+    }
+
+    void stop()
+    {
+        {
+            std::lock_guard lock(mutex_);
+            stop_ = true;
+        }
+        to_partner_.notify_one();
+    }
+
+private:
+    std::mutex mutex_;
+    // One condition variable per direction, so a notify reaches the one thread
+    // it is meant for, as simsync's targeted wake-ups do.
+    std::condition_variable to_partner_;
+    std::condition_variable to_main_;
+    bool partner_turn_ = false;
+    bool stop_ = false;
+};
+
+// One word carries whose turn it is; the baselines below differ only in how a
+// thread waits for the word to change.
+enum Turn : std::uint32_t { kMainTurn = 0, kPartnerTurn = 1, kStopped = 2 };
+
+class AtomicWaitChannel {
+public:
+    void round()
+    {
+        turn_.store(kPartnerTurn, std::memory_order_release);
+        turn_.notify_one();
+        while (turn_.load(std::memory_order_acquire) == kPartnerTurn) {
+            turn_.wait(kPartnerTurn, std::memory_order_acquire);
+        }
+    }
+
+    void serve()
+    {
+        for (;;) {
+            std::uint32_t seen;
+            while ((seen = turn_.load(std::memory_order_acquire)) == kMainTurn) {
+                turn_.wait(kMainTurn, std::memory_order_acquire);
+            }
+            if (seen == kStopped) return;
+            turn_.store(kMainTurn, std::memory_order_release);
+            turn_.notify_one();
+        }
+    }
+
+    void stop()
+    {
+        turn_.store(kStopped, std::memory_order_release);
+        turn_.notify_one();
+    }
+
+private:
+    std::atomic<std::uint32_t> turn_{kMainTurn};
+};
+
+class SpinChannel {
+public:
+    void round()
+    {
+        turn_.store(kPartnerTurn, std::memory_order_release);
+        while (turn_.load(std::memory_order_acquire) == kPartnerTurn) simsync::bench::cpu_relax();
+    }
+
+    void serve()
+    {
+        for (;;) {
+            std::uint32_t seen;
+            while ((seen = turn_.load(std::memory_order_acquire)) == kMainTurn) simsync::bench::cpu_relax();
+            if (seen == kStopped) return;
+            turn_.store(kMainTurn, std::memory_order_release);
+        }
+    }
+
+    void stop() { turn_.store(kStopped, std::memory_order_release); }
+
+private:
+    // Its own cache line: the two threads hammer nothing else.
+    alignas(64) std::atomic<std::uint32_t> turn_{kMainTurn};
+};
+
+template <class Channel, bool kOneCpu = false>
+void ping_pong(benchmark::State& state)
+{
+    const int cpu = simsync::bench::CpuPin::current_cpu();
+    std::optional<simsync::bench::CpuPin> pin;
+    if (kOneCpu && !pin.emplace(cpu).ok()) {
+        state.SkipWithError("cannot pin to one CPU");
+        return;
+    }
+    Channel channel;
+    std::thread partner([&channel, cpu] {
+        std::optional<simsync::bench::CpuPin> partner_pin;
+        if (kOneCpu) partner_pin.emplace(cpu);
+        channel.serve();
+    });
+    std::int64_t rounds = 0;
+    const simsync::bench::ContextSwitchMeter switches;
+    for (auto _ : state) {
+        channel.round();
+        ++rounds;
+    }
+    switches.report(state, static_cast<int>(rounds));
+    channel.stop();
+    partner.join();
+}
+
+void spin_ping_pong(benchmark::State& state)
+{
+    // With one core the spinner only delays the thread it waits for (design.md:
+    // 75 us a handoff); such a figure would describe the scheduler, not spinning.
+    if (std::thread::hardware_concurrency() < 2) {
+        state.SkipWithError("spinning needs 2+ cores");
+        return;
+    }
+    ping_pong<SpinChannel>(state);
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    simsync::bench::Suite suite(
+        "Grant throughput", "pingpong/mutex_cv",
+        "simsync: lockstep exclusive accessors on a no-op world (`CountingWorld`), 1 ms step, "
+        "`request_access(t)` then `release(next)` in a loop. Baselines: two threads passing a token "
+        "back and forth; a round trip is two thread handoffs. The two-accessor simsync case "
+        "alternates instants between two threads, so each of its grants needs one handoff and one "
+        "op (a round of two grants) compares one to one with a ping-pong round trip.");
+
+    suite.add({.name = "simsync/one_accessor",
+               .mechanism = "simsync, 1 lockstep accessor",
+               .op = "grant",
+               .handoffs_per_op = 0,
+               .items_per_op = 1,
+               .body = simsync_one_accessor});
+    suite.add({.name = "simsync/two_accessors",
+               .mechanism = "simsync, 2 lockstep accessors, 2 threads",
+               .op = "round (2 grants, 2 handoffs)",
+               .handoffs_per_op = 2,
+               .items_per_op = 2,
+               .body = simsync_two_accessors<false>});
+    suite.add({.name = "pingpong/mutex_cv",
+               .mechanism = "ping-pong, std::mutex + std::condition_variable",
+               .op = "round trip (2 handoffs)",
+               .handoffs_per_op = 2,
+               .items_per_op = 2,
+               .body = ping_pong<MutexCvChannel>});
+    suite.add({.name = "pingpong/atomic_wait",
+               .mechanism = "ping-pong, C++20 std::atomic wait/notify_one",
+               .op = "round trip (2 handoffs)",
+               .handoffs_per_op = 2,
+               .items_per_op = 2,
+               .body = ping_pong<AtomicWaitChannel>});
+    suite.add({.name = "pingpong/spin",
+               .mechanism = "ping-pong, pure spinning",
+               .op = "round trip (2 handoffs)",
+               .handoffs_per_op = 2,
+               .items_per_op = 2,
+               .body = spin_ping_pong});
+    // The same handoffs with both threads on one CPU: what they cost when the
+    // second core is busy with other work. Spinning is left out: there it only
+    // waits out the scheduler's time slice.
+    suite.add({.name = "simsync/two_accessors_one_cpu",
+               .mechanism = "simsync, 2 lockstep accessors, 2 threads pinned to 1 CPU",
+               .op = "round (2 grants, 2 handoffs)",
+               .handoffs_per_op = 2,
+               .items_per_op = 2,
+               .body = simsync_two_accessors<true>});
+    suite.add({.name = "pingpong/mutex_cv_one_cpu",
+               .mechanism = "ping-pong, mutex + condition variable, pinned to 1 CPU",
+               .op = "round trip (2 handoffs)",
+               .handoffs_per_op = 2,
+               .items_per_op = 2,
+               .body = ping_pong<MutexCvChannel, true>});
+    suite.add({.name = "pingpong/atomic_wait_one_cpu",
+               .mechanism = "ping-pong, atomic wait/notify_one, pinned to 1 CPU",
+               .op = "round trip (2 handoffs)",
+               .handoffs_per_op = 2,
+               .items_per_op = 2,
+               .body = ping_pong<AtomicWaitChannel, true>});
+    return suite.run(argc, argv);
+}
