@@ -1,247 +1,339 @@
-// Grant throughput: what one grant costs, against two-thread ping-pongs built on
-// the usual handoff mechanisms, all measured in the same run.
+// Grant throughput: what one simsync grant costs, against plain thread
+// handoffs measured in the same run (issue 6, benchmark 1; design.md section 6).
 //
-//   simsync, 1 accessor      one lockstep accessor asking for every step of a
-//                            no-op world: request(t), release(t + dt). No other
-//                            thread is involved, so no handoff should be paid.
-//   simsync, 2 accessors     two lockstep accessors on two threads taking turns
-//                            (even and odd steps): every grant is a handoff.
-//   ping-pong baselines      two threads passing a token: mutex + condition
-//                            variable, C++20 atomic wait/notify, pure spinning.
+// Cases:
+//  - simsync, one lockstep accessor requesting every 1 ms step of a no-op world:
+//    the lone-accessor path, which steps the world on the requesting thread and
+//    needs no handoff at all;
+//  - simsync, two lockstep exclusive accessors on two threads at alternating
+//    instants: every grant needs the other thread to step the world and wake,
+//    so this is where the wake-up mechanism shows; one op is a round of two
+//    grants, so it compares with a ping-pong round (two handoffs) one to one;
+//  - two-thread ping-pong baselines: mutex + condition variable (the baseline),
+//    C++20 atomic wait/notify, pure spinning;
+//  - the two-thread cases again with both threads pinned to one CPU, which is
+//    what a 2-core machine looks like while someone else keeps a core busy.
 //
-// Every figure is per grant (or per one-way handoff), as median / min / max over
-// repetitions. Ratios are against the mutex + condition variable ping-pong.
-// Own harness rather than Google Benchmark: the interesting cases are two threads
-// in lockstep, whose setup and teardown must stay outside the timed region.
+// Why Google Benchmark with a partner thread rather than ->Threads(2): the
+// ping-pong needs two threads with different roles. Google Benchmark's own
+// threads all run the same loop and meet at a barrier at start and end; here the
+// benchmark thread drives the timed loop and a partner thread it starts before
+// the loop (outside the timed region) answers, so Google Benchmark still chooses
+// the iteration count, repeats and aggregates, and thread start-up is not timed.
 //
-// Usage: bench_grant_throughput [--quick] [--json FILE]
+// Usage: bench_grant_throughput [--quick] [--markdown=PATH] [--benchmark_* flags]
+
+#include "harness.hpp"
 
 #include <simsync/simsync.hpp>
 
-#include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
-#include <cstdio>
-#include <cstring>
-#include <functional>
+#include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
-#include <vector>
 
 using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// A world whose step costs nothing: the benchmark measures the handler alone.
-class NoopWorld final : public simsync::World {
+constexpr simsync::SimDuration kStep = 1ms;
+
+// ------------------------------------------------------------------ simsync
+
+void simsync_one_accessor(benchmark::State& state)
+{
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = kStep});
+    simsync::Accessor accessor = handler.register_accessor("solo");
+
+    simsync::SimTime t = simsync::kSimStart;
+    std::int64_t grants = 0;
+    const simsync::bench::ContextSwitchMeter switches;
+    for (auto _ : state) {
+        simsync::Access access = accessor.request_access(t);
+        if (!access) {
+            state.SkipWithError(("request refused: " + access.error().message()).c_str());
+            break;
+        }
+        t += kStep;
+        access.release(t);
+        ++grants;
+    }
+    switches.report(state, static_cast<int>(grants));
+    // The figure is only worth something if the world really was stepped once
+    // per grant (the first grant, at 0, needs no step).
+    if (grants > 0 && world.steps() != static_cast<std::uint64_t>(grants - 1)) {
+        state.SkipWithError("world step count does not match the grants");
+    }
+}
+
+// kOneCpu: both threads pinned to the CPU the benchmark thread is on.
+template <bool kOneCpu>
+void simsync_two_accessors(benchmark::State& state)
+{
+    const int cpu = simsync::bench::CpuPin::current_cpu();
+    std::optional<simsync::bench::CpuPin> pin;
+    if (kOneCpu && !pin.emplace(cpu).ok()) {
+        state.SkipWithError("cannot pin to one CPU");
+        return;
+    }
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = kStep});
+    // Even instants on the benchmark thread, odd ones on the partner: neither can
+    // be granted until the other has released and the world has been stepped.
+    simsync::Accessor even = handler.register_accessor("even", {.first_request = simsync::kSimStart});
+    simsync::Accessor odd = handler.register_accessor("odd", {.first_request = simsync::sim_time(kStep)});
+
+    std::thread partner([&odd, cpu] {
+        std::optional<simsync::bench::CpuPin> partner_pin;
+        if (kOneCpu) partner_pin.emplace(cpu);
+        for (simsync::SimTime t = simsync::sim_time(kStep);;) {
+            simsync::Access access = odd.request_access(t);
+            if (!access) return; // stopped: the benchmark is over
+            t += 2 * kStep;
+            access.release(t);
+        }
+    });
+
+    simsync::SimTime t = simsync::kSimStart;
+    std::int64_t rounds = 0;
+    const simsync::bench::ContextSwitchMeter switches;
+    for (auto _ : state) {
+        simsync::Access access = even.request_access(t);
+        if (!access) {
+            state.SkipWithError(("request refused: " + access.error().message()).c_str());
+            break;
+        }
+        t += 2 * kStep;
+        access.release(t);
+        ++rounds;
+    }
+    switches.report(state, static_cast<int>(rounds));
+    handler.stop();
+    partner.join();
+    // Each round is one even and one odd grant, one step before each but the first.
+    if (rounds > 0 && world.steps() < static_cast<std::uint64_t>(2 * rounds - 2)) {
+        state.SkipWithError("world step count does not match the grants");
+    }
+}
+
+// ---------------------------------------------------------------- baselines
+//
+// Each channel passes a token between the benchmark thread and a partner:
+// `round()` (benchmark thread) hands it over and waits until it comes back;
+// `serve()` (partner) hands it back each time until `stop()`.
+
+class MutexCvChannel {
 public:
-    void step(simsync::SimDuration) override { ++steps; }
-    std::uint64_t steps = 0;
-};
-
-// Runs `body(n)`, which performs n operations, and returns ns per operation.
-double ns_per_op(const std::function<void(std::uint64_t)>& body, std::uint64_t n)
-{
-    const auto t0 = Clock::now();
-    body(n);
-    return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(n);
-}
-
-void simsync_single(std::uint64_t n, double& result)
-{
-    NoopWorld world;
-    simsync::SimSyncHandler handler(world, {.step = 1ms});
-    auto accessor = handler.register_accessor("bench", {.first_request = simsync::kSimStart});
-    result = ns_per_op(
-        [&](std::uint64_t count) {
-            for (std::uint64_t k = 0; k < count; ++k) {
-                const simsync::SimTime t{static_cast<std::int64_t>(k) * 1ms};
-                simsync::Access a = accessor.request_access(t);
-                a.release(t + 1ms);
-            }
-        },
-        n);
-}
-
-// Two accessors alternate instants; the clock starts when both threads are ready.
-void simsync_pair(std::uint64_t n, double& result)
-{
-    NoopWorld world;
-    simsync::SimSyncHandler handler(world, {.step = 1ms});
-    auto even = handler.register_accessor("even", {.first_request = simsync::kSimStart});
-    auto odd = handler.register_accessor("odd", {.first_request = simsync::SimTime{1ms}});
-    std::atomic<int> ready{0};
-    Clock::time_point t0;
-    std::thread other([&] {
-        ++ready;
-        for (std::uint64_t k = 1; k < 2 * n; k += 2) {
-            const simsync::SimTime t{static_cast<std::int64_t>(k) * 1ms};
-            odd.request_access(t).release(t + 2ms);
-        }
-    });
-    while (ready.load() == 0) std::this_thread::yield();
-    t0 = Clock::now();
-    for (std::uint64_t k = 0; k < 2 * n; k += 2) {
-        const simsync::SimTime t{static_cast<std::int64_t>(k) * 1ms};
-        even.request_access(t).release(t + 2ms);
-    }
-    other.join();
-    result = std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(2 * n);
-}
-
-// Ping-pongs: `rounds` one-way handoffs between two threads.
-void pingpong_cv(std::uint64_t rounds, double& result)
-{
-    std::mutex m;
-    std::condition_variable cv;
-    std::uint64_t turn = 0; // even: main, odd: other
-    std::thread other([&] {
-        for (std::uint64_t k = 1; k < rounds; k += 2) {
-            std::unique_lock<std::mutex> lock(m);
-            cv.wait(lock, [&] { return turn == k; });
-            ++turn;
-            cv.notify_one();
-        }
-    });
-    const auto t0 = Clock::now();
-    for (std::uint64_t k = 0; k < rounds; k += 2) {
-        std::unique_lock<std::mutex> lock(m);
-        cv.wait(lock, [&] { return turn == k; });
-        ++turn;
-        cv.notify_one();
-    }
-    other.join();
-    result = std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(rounds);
-}
-
-void pingpong_atomic_wait(std::uint64_t rounds, double& result)
-{
-    std::atomic<std::uint64_t> turn{0};
-    std::thread other([&] {
-        for (std::uint64_t k = 1; k < rounds; k += 2) {
-            for (std::uint64_t seen = turn.load(); seen != k; seen = turn.load()) turn.wait(seen);
-            turn.store(k + 1);
-            turn.notify_one();
-        }
-    });
-    const auto t0 = Clock::now();
-    for (std::uint64_t k = 0; k < rounds; k += 2) {
-        for (std::uint64_t seen = turn.load(); seen != k; seen = turn.load()) turn.wait(seen);
-        turn.store(k + 1);
-        turn.notify_one();
-    }
-    other.join();
-    result = std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(rounds);
-}
-
-void pingpong_spin(std::uint64_t rounds, double& result)
-{
-    std::atomic<std::uint64_t> turn{0};
-    std::thread other([&] {
-        for (std::uint64_t k = 1; k < rounds; k += 2) {
-            while (turn.load(std::memory_order_acquire) != k) {
-            }
-            turn.store(k + 1, std::memory_order_release);
-        }
-    });
-    const auto t0 = Clock::now();
-    for (std::uint64_t k = 0; k < rounds; k += 2) {
-        while (turn.load(std::memory_order_acquire) != k) {
-        }
-        turn.store(k + 1, std::memory_order_release);
-    }
-    other.join();
-    result = std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(rounds);
-}
-
-struct Row {
-    std::string name;
-    std::vector<double> samples; // ns per grant or handoff
-    double median() const
+    void round()
     {
-        std::vector<double> s = samples;
-        std::sort(s.begin(), s.end());
-        return s[s.size() / 2];
+        std::unique_lock lock(mutex_);
+        partner_turn_ = true;
+        // Notify after unlocking, so the woken partner does not at once block
+        // on the mutex we still hold.
+        lock.unlock();
+        to_partner_.notify_one();
+        lock.lock();
+        to_main_.wait(lock, [this] { return !partner_turn_; });
     }
-    double min() const { return *std::min_element(samples.begin(), samples.end()); }
-    double max() const { return *std::max_element(samples.begin(), samples.end()); }
+
+    void serve()
+    {
+        std::unique_lock lock(mutex_);
+        for (;;) {
+            to_partner_.wait(lock, [this] { return partner_turn_ || stop_; });
+            if (stop_) return;
+            partner_turn_ = false;
+            lock.unlock();
+            to_main_.notify_one();
+            lock.lock();
+        }
+    }
+
+    void stop()
+    {
+        {
+            std::lock_guard lock(mutex_);
+            stop_ = true;
+        }
+        to_partner_.notify_one();
+    }
+
+private:
+    std::mutex mutex_;
+    // One condition variable per direction, so a notify reaches the one thread
+    // it is meant for, as simsync's targeted wake-ups do.
+    std::condition_variable to_partner_;
+    std::condition_variable to_main_;
+    bool partner_turn_ = false;
+    bool stop_ = false;
 };
+
+// One word carries whose turn it is; the baselines below differ only in how a
+// thread waits for the word to change.
+enum Turn : std::uint32_t { kMainTurn = 0, kPartnerTurn = 1, kStopped = 2 };
+
+class AtomicWaitChannel {
+public:
+    void round()
+    {
+        turn_.store(kPartnerTurn, std::memory_order_release);
+        turn_.notify_one();
+        while (turn_.load(std::memory_order_acquire) == kPartnerTurn) {
+            turn_.wait(kPartnerTurn, std::memory_order_acquire);
+        }
+    }
+
+    void serve()
+    {
+        for (;;) {
+            std::uint32_t seen;
+            while ((seen = turn_.load(std::memory_order_acquire)) == kMainTurn) {
+                turn_.wait(kMainTurn, std::memory_order_acquire);
+            }
+            if (seen == kStopped) return;
+            turn_.store(kMainTurn, std::memory_order_release);
+            turn_.notify_one();
+        }
+    }
+
+    void stop()
+    {
+        turn_.store(kStopped, std::memory_order_release);
+        turn_.notify_one();
+    }
+
+private:
+    std::atomic<std::uint32_t> turn_{kMainTurn};
+};
+
+class SpinChannel {
+public:
+    void round()
+    {
+        turn_.store(kPartnerTurn, std::memory_order_release);
+        while (turn_.load(std::memory_order_acquire) == kPartnerTurn) simsync::bench::cpu_relax();
+    }
+
+    void serve()
+    {
+        for (;;) {
+            std::uint32_t seen;
+            while ((seen = turn_.load(std::memory_order_acquire)) == kMainTurn) simsync::bench::cpu_relax();
+            if (seen == kStopped) return;
+            turn_.store(kMainTurn, std::memory_order_release);
+        }
+    }
+
+    void stop() { turn_.store(kStopped, std::memory_order_release); }
+
+private:
+    // Its own cache line: the two threads hammer nothing else.
+    alignas(64) std::atomic<std::uint32_t> turn_{kMainTurn};
+};
+
+template <class Channel, bool kOneCpu = false>
+void ping_pong(benchmark::State& state)
+{
+    const int cpu = simsync::bench::CpuPin::current_cpu();
+    std::optional<simsync::bench::CpuPin> pin;
+    if (kOneCpu && !pin.emplace(cpu).ok()) {
+        state.SkipWithError("cannot pin to one CPU");
+        return;
+    }
+    Channel channel;
+    std::thread partner([&channel, cpu] {
+        std::optional<simsync::bench::CpuPin> partner_pin;
+        if (kOneCpu) partner_pin.emplace(cpu);
+        channel.serve();
+    });
+    std::int64_t rounds = 0;
+    const simsync::bench::ContextSwitchMeter switches;
+    for (auto _ : state) {
+        channel.round();
+        ++rounds;
+    }
+    switches.report(state, static_cast<int>(rounds));
+    channel.stop();
+    partner.join();
+}
+
+void spin_ping_pong(benchmark::State& state)
+{
+    // With one core the spinner only delays the thread it waits for (design.md:
+    // 75 us a handoff); such a figure would describe the scheduler, not spinning.
+    if (std::thread::hardware_concurrency() < 2) {
+        state.SkipWithError("spinning needs 2+ cores");
+        return;
+    }
+    ping_pong<SpinChannel>(state);
+}
 
 } // namespace
 
 int main(int argc, char** argv)
 {
-    bool quick = false;
-    std::string json_file;
-    for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--quick") == 0) quick = true;
-        else if (std::strcmp(argv[i], "--json") == 0 && i + 1 < argc) json_file = argv[++i];
-        else {
-            std::fprintf(stderr, "usage: %s [--quick] [--json FILE]\n", argv[0]);
-            return 2;
-        }
-    }
-    const int repetitions = quick ? 3 : 9;
-    const std::uint64_t single_n = quick ? 200'000 : 2'000'000;
-    const std::uint64_t pair_n = quick ? 20'000 : 200'000;
+    simsync::bench::Suite suite(
+        "Grant throughput", "pingpong/mutex_cv",
+        "simsync: lockstep exclusive accessors on a no-op world (`CountingWorld`), 1 ms step, "
+        "`request_access(t)` then `release(next)` in a loop. Baselines: two threads passing a token "
+        "back and forth; a round trip is two thread handoffs. The two-accessor simsync case "
+        "alternates instants between two threads, so each of its grants needs one handoff and one "
+        "op (a round of two grants) compares one to one with a ping-pong round trip.");
 
-    struct Case {
-        const char* name;
-        std::function<void(std::uint64_t, double&)> run;
-        std::uint64_t n;
-    };
-    std::vector<Case> cases{
-        {"ping-pong mutex+cv (baseline)", pingpong_cv, pair_n},
-        {"ping-pong atomic wait/notify", pingpong_atomic_wait, pair_n},
-        {"ping-pong spinning", pingpong_spin, pair_n},
-        {"simsync, 1 accessor", simsync_single, single_n},
-        {"simsync, 2 accessors (handoff)", simsync_pair, pair_n},
-    };
-    if (std::thread::hardware_concurrency() < 2) cases.erase(cases.begin() + 2); // spinning needs 2 cores
-
-    std::vector<Row> rows;
-    for (const Case& c : cases) rows.push_back({c.name, {}});
-    // Interleave repetitions so that a noisy moment hits every case alike.
-    for (int r = 0; r < repetitions; ++r) {
-        for (std::size_t i = 0; i < cases.size(); ++i) {
-            double ns = 0;
-            cases[i].run(cases[i].n, ns);
-            rows[i].samples.push_back(ns);
-        }
-    }
-
-    const double baseline = rows[0].median();
-    std::printf("grant throughput, %d repetitions (%s), %u hardware threads\n", repetitions,
-                quick ? "quick" : "full", std::thread::hardware_concurrency());
-    std::printf("| %-32s | %12s | %10s | %10s | %14s | %8s |\n", "case", "median ns", "min ns", "max ns",
-                "per second", "ratio");
-    std::printf("|%s|%s|%s|%s|%s|%s|\n", std::string(34, '-').c_str(), std::string(14, '-').c_str(),
-                std::string(12, '-').c_str(), std::string(12, '-').c_str(), std::string(16, '-').c_str(),
-                std::string(10, '-').c_str());
-    for (const Row& row : rows) {
-        std::printf("| %-32s | %12.1f | %10.1f | %10.1f | %14.0f | %8.2f |\n", row.name.c_str(), row.median(),
-                    row.min(), row.max(), 1e9 / row.median(), baseline / row.median());
-    }
-    std::printf("ratio: baseline time / case time (above 1: faster than the mutex+cv ping-pong)\n");
-
-    if (!json_file.empty()) {
-        FILE* f = std::fopen(json_file.c_str(), "w");
-        if (f == nullptr) {
-            std::fprintf(stderr, "cannot write %s\n", json_file.c_str());
-            return 1;
-        }
-        std::fprintf(f, "{\"benchmark\":\"grant_throughput\",\"unit\":\"ns\",\"baseline\":\"%s\",\"rows\":[",
-                     rows[0].name.c_str());
-        for (std::size_t i = 0; i < rows.size(); ++i) {
-            std::fprintf(f, "%s{\"name\":\"%s\",\"median\":%.1f,\"min\":%.1f,\"max\":%.1f,\"ratio\":%.3f}",
-                         i ? "," : "", rows[i].name.c_str(), rows[i].median(), rows[i].min(), rows[i].max(),
-                         baseline / rows[i].median());
-        }
-        std::fprintf(f, "]}\n");
-        std::fclose(f);
-    }
-    return 0;
+    suite.add({.name = "simsync/one_accessor",
+               .mechanism = "simsync, 1 lockstep accessor",
+               .op = "grant",
+               .handoffs_per_op = 0,
+               .items_per_op = 1,
+               .body = simsync_one_accessor});
+    suite.add({.name = "simsync/two_accessors",
+               .mechanism = "simsync, 2 lockstep accessors, 2 threads",
+               .op = "round (2 grants, 2 handoffs)",
+               .handoffs_per_op = 2,
+               .items_per_op = 2,
+               .body = simsync_two_accessors<false>});
+    suite.add({.name = "pingpong/mutex_cv",
+               .mechanism = "ping-pong, std::mutex + std::condition_variable",
+               .op = "round trip (2 handoffs)",
+               .handoffs_per_op = 2,
+               .items_per_op = 2,
+               .body = ping_pong<MutexCvChannel>});
+    suite.add({.name = "pingpong/atomic_wait",
+               .mechanism = "ping-pong, C++20 std::atomic wait/notify_one",
+               .op = "round trip (2 handoffs)",
+               .handoffs_per_op = 2,
+               .items_per_op = 2,
+               .body = ping_pong<AtomicWaitChannel>});
+    suite.add({.name = "pingpong/spin",
+               .mechanism = "ping-pong, pure spinning",
+               .op = "round trip (2 handoffs)",
+               .handoffs_per_op = 2,
+               .items_per_op = 2,
+               .body = spin_ping_pong});
+    // The same handoffs with both threads on one CPU: what they cost when the
+    // second core is busy with other work. Spinning is left out: there it only
+    // waits out the scheduler's time slice.
+    suite.add({.name = "simsync/two_accessors_one_cpu",
+               .mechanism = "simsync, 2 lockstep accessors, 2 threads pinned to 1 CPU",
+               .op = "round (2 grants, 2 handoffs)",
+               .handoffs_per_op = 2,
+               .items_per_op = 2,
+               .body = simsync_two_accessors<true>});
+    suite.add({.name = "pingpong/mutex_cv_one_cpu",
+               .mechanism = "ping-pong, mutex + condition variable, pinned to 1 CPU",
+               .op = "round trip (2 handoffs)",
+               .handoffs_per_op = 2,
+               .items_per_op = 2,
+               .body = ping_pong<MutexCvChannel, true>});
+    suite.add({.name = "pingpong/atomic_wait_one_cpu",
+               .mechanism = "ping-pong, atomic wait/notify_one, pinned to 1 CPU",
+               .op = "round trip (2 handoffs)",
+               .handoffs_per_op = 2,
+               .items_per_op = 2,
+               .body = ping_pong<AtomicWaitChannel, true>});
+    return suite.run(argc, argv);
 }

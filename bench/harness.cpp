@@ -1,0 +1,333 @@
+#include "harness.hpp"
+
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace simsync::bench {
+
+void cpu_relax() noexcept
+{
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#else
+    std::this_thread::yield();
+#endif
+}
+
+// ------------------------------------------------------------------ CPU pinning
+
+static_assert(sizeof(cpu_set_t) <= 128, "CpuPin::saved_ is too small for cpu_set_t");
+
+CpuPin::CpuPin(int cpu)
+{
+    auto* saved = reinterpret_cast<cpu_set_t*>(saved_);
+    if (sched_getaffinity(0, sizeof(cpu_set_t), saved) != 0) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ok_ = sched_setaffinity(0, sizeof(cpu_set_t), &one) == 0;
+}
+
+CpuPin::~CpuPin()
+{
+    if (ok_) sched_setaffinity(0, sizeof(cpu_set_t), reinterpret_cast<const cpu_set_t*>(saved_));
+}
+
+int CpuPin::current_cpu() noexcept
+{
+    const int cpu = sched_getcpu();
+    return cpu < 0 ? 0 : cpu;
+}
+
+// ------------------------------------------------------------- context switches
+
+namespace {
+struct Switches {
+    long voluntary;
+    long involuntary;
+};
+
+Switches read_switches()
+{
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return {usage.ru_nvcsw, usage.ru_nivcsw};
+}
+} // namespace
+
+ContextSwitchMeter::ContextSwitchMeter()
+{
+    const Switches now = read_switches();
+    voluntary_ = now.voluntary;
+    involuntary_ = now.involuntary;
+}
+
+void ContextSwitchMeter::report(benchmark::State& state, int ops_done) const
+{
+    const Switches now = read_switches();
+    const double ops = std::max(1, ops_done);
+    state.counters["vcsw_per_op"] = static_cast<double>(now.voluntary - voluntary_) / ops;
+    state.counters["ivcsw_per_op"] = static_cast<double>(now.involuntary - involuntary_) / ops;
+}
+
+// ------------------------------------------------------------------- statistics
+
+namespace {
+
+// A dozen repetitions give no meaningful p99: the max over repetitions is the
+// honest "bad case" figure, the min the least disturbed one.
+double min_of(const std::vector<double>& v)
+{
+    return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end());
+}
+
+double max_of(const std::vector<double>& v)
+{
+    return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
+}
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct Figures {
+    double median_ns = kNaN;
+    double min_ns = kNaN;
+    double max_ns = kNaN;
+    double median_cpu_ns = kNaN;
+    double vcsw_per_op = kNaN;
+    double ivcsw_per_op = kNaN;
+    std::string error;
+};
+
+double counter(const benchmark::BenchmarkReporter::Run& run, const char* name)
+{
+    const auto it = run.counters.find(name);
+    return it == run.counters.end() ? kNaN : it->second.value;
+}
+
+// Prints Google Benchmark's usual console output and keeps the aggregates the
+// results table needs, keyed by case name.
+class TableReporter final : public benchmark::ConsoleReporter {
+public:
+    void ReportRuns(const std::vector<Run>& runs) override
+    {
+        ConsoleReporter::ReportRuns(runs);
+        for (const Run& run : runs) {
+            Figures& f = figures_[run.run_name.function_name];
+            if (run.error_occurred) {
+                f.error = run.error_message;
+                continue;
+            }
+            if (run.run_type != Run::RT_Aggregate) continue;
+            const double real_ns = run.GetAdjustedRealTime();
+            if (run.aggregate_name == "median") {
+                f.median_ns = real_ns;
+                f.median_cpu_ns = run.GetAdjustedCPUTime();
+                f.vcsw_per_op = counter(run, "vcsw_per_op");
+                f.ivcsw_per_op = counter(run, "ivcsw_per_op");
+            } else if (run.aggregate_name == "min") {
+                f.min_ns = real_ns;
+            } else if (run.aggregate_name == "max") {
+                f.max_ns = real_ns;
+            }
+        }
+    }
+
+    const Figures* find(const std::string& name) const
+    {
+        const auto it = figures_.find(name);
+        return it == figures_.end() ? nullptr : &it->second;
+    }
+
+private:
+    std::map<std::string, Figures> figures_;
+};
+
+std::string fixed(double value, int decimals)
+{
+    if (std::isnan(value)) return "n/a";
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+    return buffer;
+}
+
+// Enough digits to compare, not so many that noise looks like signal.
+std::string ns(double value) { return fixed(value, value < 100 ? 1 : 0); }
+
+// Two significant digits at least, so that a case 100x faster than the
+// baseline does not read as 0.00.
+std::string ratio(double value)
+{
+    if (std::isnan(value)) return "n/a";
+    return fixed(value, value >= 0.1 ? 2 : value >= 0.01 ? 3 : 4);
+}
+
+std::string rate(double ns_per_op)
+{
+    if (std::isnan(ns_per_op) || ns_per_op <= 0) return "n/a";
+    const double per_second = 1e9 / ns_per_op;
+    char buffer[64];
+    if (per_second >= 1e6) {
+        std::snprintf(buffer, sizeof buffer, "%.2f M", per_second / 1e6);
+    } else {
+        std::snprintf(buffer, sizeof buffer, "%.1f k", per_second / 1e3);
+    }
+    return buffer;
+}
+
+bool take_flag(const char* arg, const char* name, std::string* value)
+{
+    const std::size_t length = std::strlen(name);
+    if (std::strncmp(arg, name, length) != 0) return false;
+    if (value == nullptr) return arg[length] == '\0';
+    if (arg[length] != '=') return false;
+    *value = arg + length + 1;
+    return true;
+}
+
+} // namespace
+
+// ------------------------------------------------------------------------ suite
+
+Suite::Suite(std::string title, std::string baseline, std::string notes)
+    : title_(std::move(title)), baseline_(std::move(baseline)), notes_(std::move(notes))
+{
+}
+
+void Suite::add(Case c) { cases_.push_back(std::move(c)); }
+
+int Suite::run(int argc, char** argv)
+{
+    Options options;
+    // Our flags are taken out before Google Benchmark sees argv, as it rejects
+    // flags it does not know.
+    // Interleave the repetitions of all cases in random order: load from other
+    // work on a shared machine then spreads over every case instead of
+    // penalising whichever case happened to run during a build. Placed first
+    // so a caller's own --benchmark_enable_random_interleaving=false wins.
+    static char interleave[] = "--benchmark_enable_random_interleaving=true";
+    std::vector<char*> rest{argv[0], interleave};
+    // Colour escapes would litter a log or a page built from our output.
+    static char no_colour[] = "--benchmark_color=false";
+    if (isatty(STDOUT_FILENO) == 0) rest.push_back(no_colour);
+    for (int i = 1; i < argc; ++i) {
+        std::string value;
+        if (take_flag(argv[i], "--quick", nullptr)) {
+            options.quick = true;
+        } else if (take_flag(argv[i], "--markdown", &value)) {
+            options.markdown_path = value;
+        } else if (take_flag(argv[i], "--help", nullptr) || take_flag(argv[i], "-h", nullptr)) {
+            std::printf("usage: %s [--quick] [--markdown=PATH] [--benchmark_filter=REGEX] [other "
+                        "--benchmark_* flags]\n"
+                        "  --quick          3 short repetitions per case: a smoke run, not figures\n"
+                        "  --markdown=PATH  also write the results table to PATH\n",
+                        argv[0]);
+            return 0;
+        } else {
+            rest.push_back(argv[i]);
+        }
+    }
+    if (options.quick) {
+        options.repetitions = 3;
+        options.min_time_seconds = 0.02;
+    }
+    int rest_count = static_cast<int>(rest.size());
+    rest.push_back(nullptr);
+    benchmark::Initialize(&rest_count, rest.data());
+    if (benchmark::ReportUnrecognizedArguments(rest_count, rest.data())) return 2;
+
+    for (Case& c : cases_) {
+        // Per-case repetitions and min time rather than --benchmark_repetitions,
+        // so that --quick can shorten a run without the caller knowing the
+        // defaults; Google Benchmark lets a case's own setting win over the flag.
+        benchmark::RegisterBenchmark(c.name.c_str(),
+                                     [&c](benchmark::State& state) {
+                                         c.body(state);
+                                         state.SetItemsProcessed(state.iterations() * c.items_per_op);
+                                     })
+            ->Unit(benchmark::kNanosecond)
+            ->Repetitions(options.repetitions)
+            ->MinTime(options.min_time_seconds)
+            ->ReportAggregatesOnly(true)
+            ->ComputeStatistics("min", &min_of)
+            ->ComputeStatistics("max", &max_of)
+            // Wall time for every case, threaded or not: the ratios must compare
+            // like with like, and a benchmark thread's CPU time misses the time
+            // it spends blocked waiting for its partner. Process CPU time (all
+            // threads) is kept beside it to show who burns a core by spinning.
+            ->MeasureProcessCPUTime()
+            ->UseRealTime();
+    }
+
+    TableReporter reporter;
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+    benchmark::Shutdown();
+
+    const Figures* base = reporter.find(baseline_);
+    const double base_ns = base != nullptr ? base->median_ns : kNaN;
+    const Case* base_case = nullptr;
+    for (const Case& c : cases_) {
+        if (c.name == baseline_) base_case = &c;
+    }
+
+    std::ostringstream md;
+    md << "## " << title_ << "\n\n";
+    if (!notes_.empty()) md << notes_ << "\n\n";
+    md << "Wall time per op over " << options.repetitions << " repetitions of at least "
+       << options.min_time_seconds << " s each: median, min and max over the repetitions. "
+       << "Ratio = median ns/op divided by the baseline's (`"
+       << (base_case != nullptr ? base_case->mechanism : baseline_)
+       << "`, same run); below 1 is faster. CPU = process CPU time / wall time (cores kept "
+          "busy). Context switches per op are process-wide (vol. = a thread blocked, invol. = "
+          "a thread was preempted).\n";
+    if (options.quick) md << "\n**Quick mode: a smoke run. These figures are not to be trusted.**\n";
+    md << "\n| mechanism | op | median ns/op | min | max | ratio to baseline | ns/handoff | ops/s "
+          "| CPU | vol. cs/op | invol. cs/op |\n"
+       << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const Case& c : cases_) {
+        const Figures* f = reporter.find(c.name);
+        md << "| " << c.mechanism << " | " << c.op << " | ";
+        if (f == nullptr) {
+            md << "not run (filtered out) |||||||||\n";
+            continue;
+        }
+        if (!f->error.empty()) {
+            md << "error: " << f->error << " |||||||||\n";
+            continue;
+        }
+        md << ns(f->median_ns) << " | " << ns(f->min_ns) << " | " << ns(f->max_ns) << " | "
+           << ratio(f->median_ns / base_ns) << " | "
+           << (c.handoffs_per_op > 0 ? ns(f->median_ns / c.handoffs_per_op) : std::string("-")) << " | "
+           << rate(f->median_ns) << " | " << fixed(f->median_cpu_ns / f->median_ns, 2) << " | "
+           << fixed(f->vcsw_per_op, 2) << " | " << fixed(f->ivcsw_per_op, 2) << " |\n";
+    }
+    const std::string table = md.str();
+    std::cout << "\n" << table << std::flush;
+
+    if (!options.markdown_path.empty()) {
+        std::ofstream out(options.markdown_path);
+        out << table;
+        if (!out) {
+            std::cerr << "cannot write " << options.markdown_path << "\n";
+            return 1;
+        }
+    }
+    return 0;
+}
+
+} // namespace simsync::bench
