@@ -45,6 +45,7 @@ Accessor Core::register_accessor(std::string name, const AccessorOptions& option
                                                 std::to_string(options.lookahead.count()) + " ns");
     }
     Lock lock(mutex_);
+    WakeOnExit wake_on_exit{*this, lock};
     if (by_name_.count(name) != 0) {
         throw Error(errc::duplicate_name, "an accessor named '" + name + "' is already registered");
     }
@@ -92,6 +93,7 @@ AccessorKind Core::kind(const Slot& slot) const
 void Core::set_kind(Slot& s, AccessorKind kind)
 {
     Lock lock(mutex_);
+    WakeOnExit wake_on_exit{*this, lock};
     if (s.kind == kind || !s.registered.load() || stopped_) {
         s.kind = kind;
         return;
@@ -112,6 +114,7 @@ void Core::set_kind(Slot& s, AccessorKind kind)
 void Core::deregister(Slot& s) noexcept
 {
     Lock lock(mutex_);
+    WakeOnExit wake_on_exit{*this, lock};
     if (!s.registered.load()) return;
     detach(s, false);
     advance(lock, nullptr);
@@ -120,6 +123,7 @@ void Core::deregister(Slot& s) noexcept
 bool Core::revoke(const std::string& name)
 {
     Lock lock(mutex_);
+    WakeOnExit wake_on_exit{*this, lock};
     auto it = by_name_.find(name);
     if (it == by_name_.end()) return false;
     const std::shared_ptr<Slot> keep = it->second; // detach erases the index entry
@@ -150,7 +154,7 @@ void Core::detach(Slot& s, bool revoked)
     remove_from_sets(s);
     s.activity = Activity::idle;
     s.since = WallClock::now();
-    s.waiter.notify();
+    wake(s);
     by_name_.erase(s.name);
 }
 
@@ -160,6 +164,7 @@ Access Core::request(const std::shared_ptr<Slot>& slot, SimTime t, WallTime dead
 {
     Slot& s = *slot;
     Lock lock(mutex_);
+    WakeOnExit wake_on_exit{*this, lock};
     if (!s.registered.load()) return Access(errc::not_registered, t);
     if (stopped_) return Access(stop_reason(), t);
     if (s.activity != Activity::idle) {
@@ -210,7 +215,7 @@ Access Core::request(const std::shared_ptr<Slot>& slot, SimTime t, WallTime dead
             advance(lock, nullptr);
             return Access(try_only ? errc::would_block : errc::timed_out, t);
         }
-        lock.unlock();
+        flush_and_unlock(lock);
         try {
             s.waiter.wait_until(deadline);
         } catch (const boost::thread_interrupted&) {
@@ -250,6 +255,7 @@ void Core::withdraw(Slot& s)
 void Core::release(Slot& s, std::uint64_t sequence, std::optional<SimTime> next)
 {
     Lock lock(mutex_);
+    WakeOnExit wake_on_exit{*this, lock};
     if (next) {
         if (s.activity == Activity::holding && s.hold_sequence == sequence && round(*next) < now_) {
             throw Error(errc::invalid_argument, "release of '" + s.name + "' names its next request at " +
@@ -281,6 +287,27 @@ void Core::release(Slot& s, std::uint64_t sequence, std::optional<SimTime> next,
     notify_state();
 }
 
+// ------------------------------------------------------------------- wake-ups
+
+void Core::wake(Slot& s)
+{
+    // A thread never needs waking for its own request: it is running, and checks
+    // its flags before it waits.
+    if (s.thread == std::this_thread::get_id()) return;
+    wakes_.push_back(s.shared_from_this());
+}
+
+void Core::flush_and_unlock(Lock& lock)
+{
+    // Per-thread scratch: swapping keeps both buffers' capacity, so steady-state
+    // grants allocate nothing.
+    thread_local std::vector<std::shared_ptr<Slot>> batch;
+    batch.swap(wakes_);
+    lock.unlock();
+    for (const auto& slot : batch) slot->waiter.notify();
+    batch.clear();
+}
+
 // ------------------------------------------------------------ the grant engine
 
 // Called after every change of state. Grants what can be granted at the current
@@ -306,7 +333,7 @@ void Core::advance(Lock& lock, Slot* self)
     Slot* next = pending_.empty() ? nullptr : &*pending_.begin();
     if (next != nullptr && next != self) {
         next->step_duty = true;
-        next->waiter.notify();
+        wake(*next);
         return;
     }
     run_steps(lock); // our own request is next, or only an operator target remains
@@ -337,7 +364,7 @@ void Core::run_steps(Lock& lock)
 {
     while (step_goal()) {
         step_in_flight_ = true;
-        lock.unlock();
+        flush_and_unlock(lock);
         try {
             world_.step(config_.step);
         } catch (...) {
@@ -403,7 +430,7 @@ void Core::grant(Slot& s)
     s.granted = true;
     s.hold_sequence = grant_sequence_++;
     ++s.grants;
-    s.waiter.notify();
+    wake(s);
 }
 
 // ------------------------------------------------------------ operator control
@@ -423,6 +450,7 @@ HandlerState Core::state() const
 void Core::pause()
 {
     Lock lock(mutex_);
+    WakeOnExit wake_on_exit{*this, lock};
     run_generation_.fetch_add(1, std::memory_order_acq_rel);
     limit_ = effective_now();
     target_.reset();
@@ -432,6 +460,7 @@ void Core::pause()
 void Core::resume()
 {
     Lock lock(mutex_);
+    WakeOnExit wake_on_exit{*this, lock};
     run_generation_.fetch_add(1, std::memory_order_acq_rel);
     limit_ = kSimTimeMax;
     target_.reset();
@@ -441,6 +470,7 @@ void Core::resume()
 void Core::step(std::uint64_t n)
 {
     Lock lock(mutex_);
+    WakeOnExit wake_on_exit{*this, lock};
     run_generation_.fetch_add(1, std::memory_order_acq_rel);
     const SimTime base = limit_ == kSimTimeMax ? effective_now() : std::max(limit_, effective_now());
     const auto room = static_cast<std::uint64_t>((kSimTimeMax - base) / config_.step);
@@ -453,6 +483,7 @@ void Core::step(std::uint64_t n)
 void Core::run_until(SimTime t)
 {
     Lock lock(mutex_);
+    WakeOnExit wake_on_exit{*this, lock};
     run_generation_.fetch_add(1, std::memory_order_acq_rel);
     const SimTime at = round_to_grid(t, config_.step, Rounding::down);
     limit_ = std::max(at, effective_now());
@@ -464,6 +495,7 @@ void Core::run_until(SimTime t)
 void Core::stop()
 {
     Lock lock(mutex_);
+    WakeOnExit wake_on_exit{*this, lock};
     stop_locked();
 }
 
@@ -474,7 +506,7 @@ void Core::stop_locked()
     run_generation_.fetch_add(1, std::memory_order_acq_rel);
     limit_ = effective_now();
     target_.reset();
-    for (Slot& s : pending_) s.waiter.notify();
+    for (Slot& s : pending_) wake(s);
     // Idle lockstep bounds no longer matter; waiters remove themselves.
     bounds_.clear();
     host_waiter_.notify();
@@ -484,6 +516,7 @@ void Core::stop_locked()
 void Core::run()
 {
     Lock lock(mutex_);
+    WakeOnExit wake_on_exit{*this, lock};
     if (host_running_) throw Error(errc::invalid_state, "SimSyncHandler::run() is already running");
     host_running_ = true;
     struct Done {
@@ -503,7 +536,7 @@ void Core::run()
             run_steps(lock);
             continue;
         }
-        lock.unlock();
+        flush_and_unlock(lock);
         host_waiter_.wait_until(WallTime::max());
         lock.lock();
     }
@@ -538,6 +571,8 @@ void Core::shutdown()
 {
     Lock lock(mutex_);
     stop_locked();
+    flush_and_unlock(lock); // the stopped waiters must hear of it before we wait
+    lock.lock();
     // A holder on this very thread cannot release while we wait: don't wait for it.
     const auto me = std::this_thread::get_id();
     auto others_active = [&] {

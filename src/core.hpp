@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <vector>
 
 namespace simsync::detail {
 
@@ -45,7 +46,7 @@ enum class Activity { idle, waiting, holding };
 // One registered accessor. Owned jointly by its Accessor handle, any Access it
 // holds, and (while registered) the Core's name index; it outlives the Core's
 // interest in it, so a late release or wake-up never touches freed memory.
-struct Slot {
+struct Slot : std::enable_shared_from_this<Slot> {
     Slot(std::string n, const AccessorOptions& o, std::uint64_t ord)
         : name(std::move(n)), options(o), kind(o.kind), order(ord)
     {
@@ -151,6 +152,21 @@ private:
     void detach(Slot& s, bool revoked);
     void stop_locked();
     void notify_state() { if (state_waiters_ > 0) state_cv_.notify_all(); }
+    // Wakes are queued under the lock and delivered after it is released, so a
+    // woken thread does not run straight into the mutex its waker still holds
+    // (that cost a second context switch per handoff). The shared_ptr keeps the
+    // slot's Waiter alive until it is notified.
+    void wake(Slot& s);
+    void flush_and_unlock(Lock& lock);
+    // Delivers queued wakes when a public member function returns.
+    struct WakeOnExit {
+        Core& core;
+        Lock& lock;
+        ~WakeOnExit()
+        {
+            if (lock.owns_lock()) core.flush_and_unlock(lock);
+        }
+    };
     errc stop_reason() const noexcept { return failure_ ? errc::world_failed : errc::stopped; }
 
     World& world_;
@@ -178,6 +194,7 @@ private:
     int shared_holders_ = 0;
     bool exclusive_held_ = false;
 
+    std::vector<std::shared_ptr<Slot>> wakes_; // queued under the lock, delivered after it
     std::map<std::string, std::shared_ptr<Slot>, std::less<>> by_name_;
     std::uint64_t next_order_ = 0;
     std::uint64_t grant_sequence_ = 0;

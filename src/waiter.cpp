@@ -3,6 +3,7 @@
 #include <boost/chrono/duration.hpp>
 #include <boost/thread/thread.hpp>
 
+#include <algorithm>
 #include <thread>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -14,12 +15,6 @@
 
 namespace simsync::detail {
 
-namespace {
-// Long enough to cover a release-then-grant on the other core (a few us),
-// short enough that a waiter whose grant is far away soon stops burning a core.
-constexpr auto kSpinBudget = std::chrono::microseconds(20);
-} // namespace
-
 bool Waiter::spinning_enabled() noexcept
 {
     static const bool enabled = std::thread::hardware_concurrency() > 1;
@@ -29,17 +24,19 @@ bool Waiter::spinning_enabled() noexcept
 bool Waiter::wait_until(WallTime deadline)
 {
     if (spinning_enabled()) {
-        const auto spin_end = std::min(deadline, WallClock::now() + kSpinBudget);
+        const auto spin_end = std::min(deadline, WallClock::now() + std::chrono::nanoseconds(spin_ns_));
         for (unsigned i = 1;; ++i) {
             std::uint32_t expected = kSignaled;
             if (state_.compare_exchange_strong(expected, kIdle, std::memory_order_acq_rel)) {
+                spin_ns_ = std::min(kMaxSpinNs, spin_ns_ * 2); // caught it: spin longer next time
                 return true;
             }
             SIMSYNC_CPU_RELAX();
-            if ((i & 63u) == 0 && WallClock::now() >= spin_end) {
+            if ((i & 15u) == 0 && WallClock::now() >= spin_end) {
                 break;
             }
         }
+        spin_ns_ = std::max(kMinSpinNs, spin_ns_ / 2); // wasted: spin less next time
     }
     boost::this_thread::interruption_point();
 

@@ -6,6 +6,11 @@
 // usually arrives within microseconds (the previous holder releasing), and a
 // futex sleep/wake pair costs ~10 us where a spin costs ~0.2 us. On one core
 // spinning only delays the thread we are waiting for, so we block at once.
+// Why the spin adapts: when the waker shares our CPU (a busy machine) or the
+// grant is milliseconds away (a 30 Hz sensor), every spin is wasted, and a fixed
+// 20 us spin made such a handoff cost ~27 us (bench_grant_throughput, pinned).
+// A spin that catches the signal lengthens the next one; one that does not
+// halves it, down to a short probe that still notices a ping-pong resuming.
 // Blocking uses Boost.Thread so that an interrupted boost::thread leaves the wait.
 
 #include <boost/thread/condition_variable.hpp>
@@ -43,6 +48,11 @@ private:
     static constexpr std::uint32_t kIdle = 0;
     static constexpr std::uint32_t kSignaled = 1;
     static constexpr std::uint32_t kSleeping = 2;
+
+    // Owner-only: how long the next wait spins before it sleeps.
+    std::int64_t spin_ns_ = kMaxSpinNs;
+    static constexpr std::int64_t kMaxSpinNs = 20'000;
+    static constexpr std::int64_t kMinSpinNs = 1'000;
 
     std::atomic<std::uint32_t> state_{kIdle};
     boost::mutex mutex_;

@@ -97,6 +97,9 @@ TEST_CASE("Timer.Integration.TwoTimersStartedApartFireTogether" * doctest::timeo
     for (const Firing& f : second_firings) {
         CAPTURE(f.nominal.count());
         CHECK((f.nominal - kOffset) % kPeriod == 0ns);
+        // Both were stopped once the second had its calls: the first may not have
+        // reached the very last instant yet. Compare only instants both could see.
+        if (f.nominal > first_firings.back().nominal) continue;
         const auto it = first_by_instant.find(f.nominal);
         // The first timer fired at the same instant, unless it skipped it.
         if (it == first_by_instant.end()) {
