@@ -6,7 +6,8 @@
 // run, alternating:
 //   raw:     one thread steps Bullet and applies the controller and the sensor
 //            reads inline at the same instants;
-//   handler: a SimSyncHandler (StepThread::any), one thread per participant.
+//   handler: a SimSyncHandler (StepThread::any), one thread per participant,
+//            plus the clock publisher at 100 Hz (a callback sink) on its own.
 // Reports median / min / max wall time of each and the ratio handler / raw of
 // the medians (goal <= 1.05), and per handler run the context switches
 // (getrusage, whole process) and the wall time spent by participants blocked in
@@ -22,6 +23,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -140,8 +142,17 @@ RunFigures run_handler(simsync::SimTime end)
              .first_request = simsync::kSimStart}));
     }
     std::vector<double> blocked(sensors.size() + 1, 0.0);
+    // The clock publisher at 100 Hz, as in the host; a keeper holds time at the
+    // end so that the clock alone cannot step Bullet past it.
+    simsync::Accessor keeper = handler.register_accessor(
+        "end", {.kind = simsync::AccessorKind::lockstep, .priority = INT_MIN, .first_request = end});
+    const std::unique_ptr<simsync::TimeSource> source = simsync::make_time_source("sim", {.handler = &handler});
+    simsync::ClockPublisher clock(handler, *source, {.period = std::chrono::milliseconds(10)});
+    std::uint64_t clock_bytes = 0; // a callback sink that does a little work per message
+    clock.add_callback([&](const simsync::ClockMessage& m) { clock_bytes += simsync::encode_clock_datagram(m).size(); });
 
     const Usage u0 = Usage::now();
+    clock.start();
     const auto start = std::chrono::steady_clock::now();
     std::vector<std::thread> threads;
     threads.emplace_back([&] {
@@ -180,6 +191,7 @@ RunFigures run_handler(simsync::SimTime end)
     for (auto& t : threads) t.join();
     RunFigures f;
     f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    clock.stop();
     const Usage u1 = Usage::now();
     f.voluntary_switches = u1.nvcsw - u0.nvcsw;
     f.involuntary_switches = u1.nivcsw - u0.nivcsw;

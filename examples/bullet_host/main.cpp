@@ -66,6 +66,10 @@ pacer:
   period: 10ms
   catch_up: bounded
   catch_up_limit: 100ms
+clock:
+  rate: 100         # the clock publisher: 100 Hz of simulated time
+  sinks:
+    - udp: 127.0.0.1:15555
 )";
 
 struct Options {
@@ -162,7 +166,8 @@ struct HostSetup {
     double scale = 1.0;
     bool paced = true;
     simsync::PacerSectionConfig pacer;
-    simsync::ClockConfig clock; // for the clock publisher, once it lands
+    simsync::ClockConfig clock;
+    std::string time_source = "sim";
 };
 
 // @throws simsync::ConfigError naming file:line:column and key.
@@ -187,6 +192,7 @@ HostSetup load_setup(const Options& options)
     setup.paced = cfg.pacer.enabled;
     setup.pacer = cfg.pacer;
     setup.clock = cfg.clock;
+    setup.time_source = cfg.time_source;
     if (options.scale) {
         setup.paced = *options.scale > 0;
         if (setup.paced) setup.scale = *options.scale;
@@ -360,6 +366,7 @@ struct RunResult {
     bool quit = false;                         // the operator quit before the end
     simsync::SimTime reached{};                // simulated time when the run ended
     std::optional<simsync::PacerStats> pacer;  // if paced
+    std::uint64_t clock_messages = 0;          // published by the clock publisher
     simsync::WallClock::time_point wall_start{};
 };
 
@@ -451,13 +458,23 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
                                            .max_catch_up = setup.pacer.catch_up_limit});
     }
 
-    // ==== CLOCK PUBLISHER: added here when simsync::ClockPublisher lands (branch `clock`) ====
-    // One more lockstep accessor on its own thread, built from setup.clock, e.g.
-    //   auto source = simsync::make_time_source(..., handler, scale);
-    //   std::optional<simsync::ClockPublisher> clock;
-    //   if (setup.clock.enabled) clock.emplace(handler, *source, simsync::ClockPublisherConfig{...});
-    // It reads time only, so the hash stays the same; stop it with the pacer below.
-    // ==========================================================================================
+    // The clock publisher: one more lockstep accessor on its own thread. It reads
+    // time only (shared access), so the trajectory and its hash stay the same.
+    const std::unique_ptr<simsync::TimeSource> time_source =
+        simsync::make_time_source(setup.time_source, {.handler = &handler, .time_scale = &scale});
+    std::optional<simsync::ClockPublisher> clock;
+    if (setup.clock.enabled) {
+        clock.emplace(handler, *time_source,
+                      simsync::ClockPublisherConfig{.period = setup.clock.schedule.nominal_period()});
+        for (const simsync::ClockSinkConfig& sink : setup.clock.sinks) {
+            const auto colon = sink.udp.rfind(':');
+            const int port = std::atoi(sink.udp.c_str() + colon + 1);
+            if (port <= 0 || port > 65535) throw std::invalid_argument("clock sink '" + sink.udp + "': bad port");
+            clock->add_sink(
+                std::make_unique<simsync::UdpClockSink>(sink.udp.substr(0, colon), static_cast<std::uint16_t>(port)));
+        }
+        clock->start();
+    }
 
     std::atomic<bool> failed{false};
     std::atomic<bool> quitting{false};
@@ -554,6 +571,7 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
         /*quit_at_end_of_input=*/false); // the run ends at --duration
 
     std::optional<simsync::PacerStats> pacer_stats;
+    std::uint64_t clock_messages = 0;
     auto finish = [&] {
         for (auto& t : threads) t.join();
         done = true;
@@ -566,6 +584,8 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
         handler.stop();
         console.stop();
         pacer.reset();
+        if (clock) clock_messages = clock->published();
+        clock.reset();
     };
     if (options.host_steps) {
         // Bullet is stepped on this thread only; another one waits for the end.
@@ -592,6 +612,7 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
     r.quit = quit;
     r.reached = quit ? quit_at : end;
     r.pacer = pacer_stats;
+    r.clock_messages = clock_messages;
     r.wall_start = wall_start;
     return r;
 }
@@ -673,6 +694,9 @@ int main(int argc, char** argv)
     }
     std::printf(", wall %.3f s, real-time factor %.2f\n", wall, seconds(result.reached) / wall);
     if (result.pacer) std::printf("%s\n", simsync::examples::pacer_summary(*result.pacer).c_str());
+    if (result.clock_messages > 0) {
+        std::printf("clock: %llu messages published\n", static_cast<unsigned long long>(result.clock_messages));
+    }
     if (!options.trace_file.empty() && !options.no_threads) {
         std::vector<simsync::examples::TraceTrack> tracks;
         for (const Participant& p : result.participants) {
