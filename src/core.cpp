@@ -283,10 +283,7 @@ void Core::release(Slot& s, std::uint64_t sequence, std::optional<SimTime> next,
         const SimTime bound = next ? round(*next) : round(now_ + s.options.lookahead);
         add_bound(s, std::max(bound, now_));
     }
-    // The releasing thread is running and makes the next grant possible: it steps
-    // the world itself, so the next grantee pays one wake-up, not two (one to
-    // step, one to be granted). bench_bullet_host: ~1.5 context switches per grant.
-    advance(lock, nullptr, /*step_here=*/true);
+    advance(lock, nullptr);
     notify_state();
 }
 
@@ -315,11 +312,9 @@ void Core::flush_and_unlock(Lock& lock)
 
 // Called after every change of state. Grants what can be granted at the current
 // instant; if nothing holds the world and time may move towards a request (or
-// an operator's target), steps here if this thread's own request is next, if it
-// is an accessor thread that just released (`step_here`), or if no request is
-// waiting (only an operator's target); otherwise hands the step duty to the
-// thread that waits for the earliest request, so operator calls return at once.
-void Core::advance(Lock& lock, Slot* self, bool step_here)
+// an operator's target), hands the step duty to the thread that waits for the
+// earliest request, or does it here if that is the calling thread.
+void Core::advance(Lock& lock, Slot* self)
 {
     if (stopped_) return;
     grant_at_now();
@@ -336,7 +331,7 @@ void Core::advance(Lock& lock, Slot* self, bool step_here)
         return;
     }
     Slot* next = pending_.empty() ? nullptr : &*pending_.begin();
-    if (next != nullptr && next != self && !step_here) {
+    if (next != nullptr && next != self) {
         next->step_duty = true;
         wake(*next);
         return;

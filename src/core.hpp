@@ -143,7 +143,7 @@ private:
 
     void add_bound(Slot& s, SimTime bound);
     void remove_from_sets(Slot& s);
-    void advance(Lock& lock, Slot* self, bool step_here = false);
+    void advance(Lock& lock, Slot* self);
     void grant_at_now();
     void grant(Slot& s);
     std::optional<SimTime> step_goal() const;
