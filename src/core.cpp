@@ -364,6 +364,7 @@ void Core::run_steps(Lock& lock)
 {
     while (step_goal()) {
         step_in_flight_ = true;
+        stepper_ = std::this_thread::get_id();
         flush_and_unlock(lock);
         try {
             world_.step(config_.step);
@@ -377,6 +378,7 @@ void Core::run_steps(Lock& lock)
         }
         lock.lock();
         step_in_flight_ = false;
+        notify_state(); // pause() may be waiting for this step
         now_ += config_.step;
         now_ns_.store(now_.time_since_epoch().count(), std::memory_order_release);
         steps_.fetch_add(1, std::memory_order_acq_rel);
@@ -455,6 +457,14 @@ void Core::pause()
     limit_ = effective_now();
     target_.reset();
     notify_state();
+    // Return with time stopped: a step in flight completes first (one World::step),
+    // so whoever asks next sees "paused" and a time that no longer moves. Not if
+    // the step in flight is this very thread's (pause called from World::step).
+    if (step_in_flight_ && stepper_ != std::this_thread::get_id()) {
+        ++state_waiters_;
+        state_cv_.wait(lock, [&] { return !step_in_flight_; });
+        --state_waiters_;
+    }
 }
 
 void Core::resume()

@@ -184,6 +184,7 @@ private:
 
     bool stepping_ = false;       // step duty assigned or being carried out
     bool step_in_flight_ = false; // World::step running, mutex released
+    std::thread::id stepper_;      // the thread running it
     bool host_running_ = false;
     bool host_duty_ = false;
     Waiter host_waiter_;

@@ -12,10 +12,10 @@
 
 namespace simsync::examples {
 
-void RateMeter::sample(SimTime sim)
+void RateMeter::sample(SimTime sim, std::uint64_t grants)
 {
     std::lock_guard<std::mutex> g(m_);
-    samples_.push_back({WallClock::now(), sim});
+    samples_.push_back({WallClock::now(), sim, grants});
     while (samples_.size() > 11) samples_.pop_front(); // one second at 10 samples/s
 }
 
@@ -28,6 +28,15 @@ double RateMeter::factor() const
     return wall > 0 ? sim / wall : 0.0;
 }
 
+double RateMeter::grant_rate() const
+{
+    std::lock_guard<std::mutex> g(m_);
+    if (samples_.size() < 2) return 0.0;
+    const double wall = std::chrono::duration<double>(samples_.back().wall - samples_.front().wall).count();
+    const auto grants = static_cast<double>(samples_.back().grants - samples_.front().grants);
+    return wall > 0 ? grants / wall : 0.0;
+}
+
 std::string status_line(const SimSyncHandler& handler, const RateMeter& meter, bool verbose)
 {
     const Snapshot snap = handler.snapshot();
@@ -37,6 +46,10 @@ std::string status_line(const SimSyncHandler& handler, const RateMeter& meter, b
                   snap.state == HandlerState::running ? meter.factor() : 0.0,
                   static_cast<unsigned long long>(snap.grants));
     std::string line = buf;
+    if (verbose) {
+        std::snprintf(buf, sizeof buf, " grants/s=%.0f", meter.grant_rate());
+        line += buf;
+    }
     if (verbose && !snap.waiting_for.empty()) {
         line += " waiting_for=";
         for (std::size_t i = 0; i < snap.waiting_for.size(); ++i) line += (i ? "," : "") + snap.waiting_for[i];
@@ -173,7 +186,7 @@ void OperatorConsole::run()
             std::this_thread::sleep_for(std::chrono::milliseconds(50)); // only sampling is left to do
         }
         if (WallClock::now() - last_sample >= std::chrono::milliseconds(100)) {
-            meter_.sample(handler_.now());
+            meter_.sample(handler_.now(), handler_.snapshot().grants);
             last_sample = WallClock::now();
         }
         if (!input) { // end of input

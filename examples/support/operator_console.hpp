@@ -3,6 +3,7 @@
 // operator: the one-line status, the real-time factor it shows, and the console
 // thread that reads commands from stdin. Example code, not library API.
 
+#include <cstdint>
 #include <simsync/error.hpp>
 #include <simsync/handler.hpp>
 #include <simsync/pacer.hpp>
@@ -27,20 +28,24 @@ public:
     RateMeter() = default;
     RateMeter(const RateMeter&) = delete;
     RateMeter& operator=(const RateMeter&) = delete;
-    void sample(SimTime sim);
-    // 0 until two samples exist.
+    void sample(SimTime sim, std::uint64_t grants);
+    // Simulated seconds per wall second over the last second; 0 until two samples exist.
     double factor() const;
+    // Grants per wall second over the last second; 0 until two samples exist.
+    double grant_rate() const;
 
 private:
     struct Sample {
         WallClock::time_point wall;
         SimTime sim;
+        std::uint64_t grants;
     };
     mutable std::mutex m_;
     std::deque<Sample> samples_;
 };
 
 // "status sim_time=<seconds> state=<running|paused|stopped> rtf=<x> grants=<n>";
+// verbose (the terminal's live line) adds grants/s and who time waits for;
 // `verbose` appends who time waits for (the terminal display does, `status` not).
 std::string status_line(const SimSyncHandler& handler, const RateMeter& meter, bool verbose);
 

@@ -149,7 +149,8 @@ public:
     std::uint64_t run_generation() const noexcept;
 
     /// Stops the advance of time. Requests at the current instant are still served,
-    /// so accessors come to rest at their next future request.
+    /// so accessors come to rest at their next future request. Returns once time
+    /// has stopped: a World::step in progress on another thread completes first.
     void pause();
     /// Lets time advance again (clears any run_until / step target).
     void resume();
