@@ -15,6 +15,9 @@ coproc HOST { "$host" "${args[@]}" 2>&1; }
 # Own copies of the pipes: bash unsets HOST when the host exits (after quit).
 exec {to_host}>&"${HOST[1]}" {from_host}<&"${HOST[0]}"
 host_pid=$HOST_PID
+# On any failure, end the host too: a host left running keeps the test's output
+# pipe open and turns a quick FAIL into a ctest timeout.
+trap 'kill "$host_pid" 2>/dev/null || true' EXIT
 send() { echo "$1" >&"$to_host"; }
 # Reads lines until one starts with $1 (10 s at most per line); prints it.
 expect() {
