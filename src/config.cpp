@@ -344,13 +344,14 @@ void read_clock(const ConfigNode& n, ScenarioConfig& cfg)
     if (auto sinks = n.find("sinks")) {
         for (const ConfigNode& s : sinks->elements()) {
             s.allow_only({"udp"});
-            ClockSinkConfig sink;
-            sink.udp = s.at("udp").as_string();
-            const auto colon = sink.udp.rfind(':');
-            if (colon == std::string::npos || colon == 0 || colon + 1 == sink.udp.size()) {
-                s.at("udp").fail("expected host:port, got '" + sink.udp + "'");
+            const ConfigNode udp = s.at("udp");
+            try {
+                cfg.clock.sinks.push_back(parse_udp_sink(udp.as_string()));
+            } catch (const ConfigError&) {
+                throw;
+            } catch (const Error& e) {
+                udp.fail(e.what());
             }
-            cfg.clock.sinks.push_back(sink);
         }
     }
 }
@@ -384,6 +385,22 @@ TimerConfig read_timer(const ConfigNode& n)
 }
 
 } // namespace
+
+ClockSinkConfig parse_udp_sink(const std::string& host_port)
+{
+    const auto colon = host_port.rfind(':');
+    const std::string port_text = colon == std::string::npos ? std::string() : host_port.substr(colon + 1);
+    std::int64_t port = 0;
+    const bool digits = !port_text.empty() && port_text.size() <= 5 &&
+                        std::all_of(port_text.begin(), port_text.end(),
+                                    [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+    if (digits) port = std::stoll(port_text);
+    if (colon == std::string::npos || colon == 0 || !digits || port < 1 || port > 65535) {
+        throw Error(errc::invalid_argument,
+                    "expected host:port with a port in 1..65535, got '" + host_port + "'");
+    }
+    return {host_port.substr(0, colon), static_cast<std::uint16_t>(port)};
+}
 
 ScenarioConfig load_scenario(const ConfigNode& root)
 {

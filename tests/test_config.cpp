@@ -90,7 +90,8 @@ TEST_CASE("Config.Load.FullScenario")
     CHECK(c.accessors[3].kind == AccessorKind::free);
     CHECK(c.clock.schedule == PeriodicSchedule::from_rate(100));
     REQUIRE(c.clock.sinks.size() == 1);
-    CHECK(c.clock.sinks[0].udp == "127.0.0.1:15555");
+    CHECK(c.clock.sinks[0].host == "127.0.0.1");
+    CHECK(c.clock.sinks[0].port == 15555);
     CHECK(c.pacer.period == 10ms);
     CHECK(c.pacer.catch_up == "bounded");
     CHECK(c.pacer.catch_up_limit == 100ms);
@@ -171,6 +172,7 @@ TEST_CASE("Config.Errors.NameLineColumnAndKey")
         {"timers:\n  - name: t\n    clock: real\n    period: 10ms\n    offset: 10ms\n", 5, 13, "timers[0].offset", "offset < period"},
         // a bad sink address
         {"clock:\n  sinks:\n    - udp: localhost\n", 3, 12, "clock.sinks[0].udp", "host:port"},
+        {"clock:\n  sinks:\n    - udp: localhost:70000\n", 3, 12, "clock.sinks[0].udp", "1..65535"},
         // a syntax error
         {"handler:\n  step: [1ms\n", 3, 1, "", "YAML syntax error"},
         // sub-nanosecond precision

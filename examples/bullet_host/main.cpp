@@ -23,6 +23,7 @@
 
 #include "chrome_trace.hpp"
 #include "operator_console.hpp"
+#include "scenario_clock.hpp"
 
 #include <simsync/bullet/bullet.hpp>
 #include <simsync/simsync.hpp>
@@ -460,21 +461,7 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
 
     // The clock publisher: one more lockstep accessor on its own thread. It reads
     // time only (shared access), so the trajectory and its hash stay the same.
-    const std::unique_ptr<simsync::TimeSource> time_source =
-        simsync::make_time_source(setup.time_source, {.handler = &handler, .time_scale = &scale});
-    std::optional<simsync::ClockPublisher> clock;
-    if (setup.clock.enabled) {
-        clock.emplace(handler, *time_source,
-                      simsync::ClockPublisherConfig{.period = setup.clock.schedule.nominal_period()});
-        for (const simsync::ClockSinkConfig& sink : setup.clock.sinks) {
-            const auto colon = sink.udp.rfind(':');
-            const int port = std::atoi(sink.udp.c_str() + colon + 1);
-            if (port <= 0 || port > 65535) throw std::invalid_argument("clock sink '" + sink.udp + "': bad port");
-            clock->add_sink(
-                std::make_unique<simsync::UdpClockSink>(sink.udp.substr(0, colon), static_cast<std::uint16_t>(port)));
-        }
-        clock->start();
-    }
+    simsync::examples::ScenarioClock clock(handler, scale, setup.time_source, setup.clock);
 
     std::atomic<bool> failed{false};
     std::atomic<bool> quitting{false};
@@ -584,8 +571,8 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
         handler.stop();
         console.stop();
         pacer.reset();
-        if (clock) clock_messages = clock->published();
-        clock.reset();
+        clock.stop();
+        clock_messages = clock.published();
     };
     if (options.host_steps) {
         // Bullet is stepped on this thread only; another one waits for the end.

@@ -29,7 +29,7 @@ struct Options {
     std::string config_file;
     double duration_s = 0; // 0: until quit
     double scale = 0;      // 0: from the scenario
-    std::vector<std::string> clock_udp;
+    std::vector<simsync::ClockSinkConfig> clock_udp;
     std::string trace_file;
 };
 
@@ -53,7 +53,7 @@ bool parse_options(int argc, char** argv, Options& o)
         if (arg == "--config") o.config_file = value("a file");
         else if (arg == "--duration") o.duration_s = number("a number of simulated seconds");
         else if (arg == "--scale") o.scale = number("a time scale");
-        else if (arg == "--clock-udp") o.clock_udp.push_back(value("HOST:PORT"));
+        else if (arg == "--clock-udp") o.clock_udp.push_back(simsync::parse_udp_sink(value("HOST:PORT")));
         else if (arg == "--trace") o.trace_file = value("a file");
         else if (arg == "--help" || arg == "-h") return false;
         else throw std::invalid_argument("unknown option '" + arg + "'");
@@ -81,7 +81,7 @@ int main(int argc, char** argv)
                                              ? simsync::load_scenario_string(demo::kDefaultScenario, "<embedded scenario>")
                                              : simsync::load_scenario_file(options.config_file);
         if (options.scale > 0) config.time_scale = options.scale;
-        for (const auto& sink : options.clock_udp) config.clock.sinks.push_back({sink});
+        for (const auto& sink : options.clock_udp) config.clock.sinks.push_back(sink);
 
         demo::RunOptions run;
         if (options.duration_s > 0) {

@@ -3,6 +3,7 @@
 #include "balls_world.hpp"
 #include "chrome_trace.hpp"
 #include "operator_console.hpp"
+#include "scenario_clock.hpp"
 
 #include <simsync/simsync.hpp>
 
@@ -213,23 +214,7 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
 
     // The clock publisher is another accessor: it reads the selected time source
     // inside its access and publishes after releasing.
-    const std::unique_ptr<simsync::TimeSource> time_source =
-        simsync::make_time_source(config.time_source, {.handler = &handler, .time_scale = &scale});
-    std::optional<simsync::ClockPublisher> clock;
-    if (config.clock.enabled) {
-        clock.emplace(handler, *time_source,
-                      simsync::ClockPublisherConfig{.period = config.clock.schedule.nominal_period()});
-        for (const simsync::ClockSinkConfig& sink : config.clock.sinks) {
-            const auto colon = sink.udp.rfind(':');
-            const std::string host = sink.udp.substr(0, colon);
-            const int port = std::atoi(sink.udp.c_str() + colon + 1);
-            if (colon == std::string::npos || port <= 0 || port > 65535) {
-                throw std::invalid_argument("clock sink '" + sink.udp + "': expected HOST:PORT with a port in 1..65535");
-            }
-            clock->add_sink(std::make_unique<simsync::UdpClockSink>(host, static_cast<std::uint16_t>(port)));
-        }
-        clock->start();
-    }
+    simsync::examples::ScenarioClock clock(handler, scale, config.time_source, config.clock);
 
     // Periodic timers (the CPM Lab semantics): simulated ones are lockstep
     // accessors too; real ones fire at UNIX-epoch instants.
@@ -287,8 +272,8 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
     console.stop();
     pacer.reset();
     for (auto& t : timers) t->stop();
-    const std::uint64_t clock_messages = clock ? clock->published() : 0;
-    clock.reset();
+    clock.stop();
+    const std::uint64_t clock_messages = clock.published();
     const auto wall_elapsed = WallClock::now() - wall_start;
     if (console.terminal()) std::printf("\n");
     print_summary(participants, reached, wall_elapsed);

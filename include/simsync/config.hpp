@@ -106,10 +106,16 @@ struct AccessorConfig {
     std::string role = "sensor";
 };
 
-/// Where the clock publisher sends its messages.
+/// Where the clock publisher sends its messages: a UDP destination.
 struct ClockSinkConfig {
-    std::string udp; ///< "host:port"
+    std::string host;
+    std::uint16_t port = 0;
 };
+
+/// Parses "HOST:PORT" (the last colon splits; port 1..65535), as `clock.sinks[].udp`
+/// in a scenario or a program's `--clock-udp` option give it.
+/// @throws simsync::Error (invalid_argument) naming the text.
+ClockSinkConfig parse_udp_sink(const std::string& host_port);
 
 struct ClockConfig {
     bool enabled = true;

@@ -1,0 +1,36 @@
+#pragma once
+// The clock publisher of a scenario, as the example programs run it: the time
+// source named in the scenario, a publisher at the clock's rate, a UDP sink per
+// configured destination, started on construction.
+
+#include <simsync/simsync.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace simsync::examples {
+
+// Copy/move: neither (the publisher's thread refers to it). Construct and destroy
+// on one thread; destruction (or stop()) ends the publisher.
+class ScenarioClock {
+public:
+    // Does nothing if `clock.enabled` is false.
+    // @throws simsync::Error: unknown time source, unresolvable sink host.
+    ScenarioClock(SimSyncHandler& handler, const TimeScale& scale, const std::string& time_source,
+                  const ClockConfig& clock);
+    ScenarioClock(const ScenarioClock&) = delete;
+    ScenarioClock& operator=(const ScenarioClock&) = delete;
+
+    // Stops publishing; idempotent.
+    void stop();
+    // Messages published so far (0 if disabled).
+    std::uint64_t published() const;
+
+private:
+    std::unique_ptr<TimeSource> source_;
+    std::optional<ClockPublisher> publisher_;
+};
+
+} // namespace simsync::examples
