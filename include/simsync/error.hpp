@@ -37,6 +37,8 @@ std::error_code make_error_code(errc e) noexcept;
 
 /// The one exception type simsync throws. Carries an `errc` and a message that
 /// names the offending field and value; what() is that message, unadorned.
+/// Copy/move: a value type, like std::runtime_error; distinct objects are
+/// independent, and const use of one object from several threads is safe.
 class Error : public std::runtime_error {
 public:
     Error(errc code, const std::string& what);
