@@ -1,0 +1,186 @@
+#include "report.hpp"
+
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace simsync::bench {
+namespace {
+
+void quote(std::ostream& out, const std::string& s)
+{
+    out << '"';
+    for (const unsigned char c : s) {
+        switch (c) {
+        case '"': out << "\\\""; break;
+        case '\\': out << "\\\\"; break;
+        case '\n': out << "\\n"; break;
+        case '\t': out << "\\t"; break;
+        case '\r': out << "\\r"; break;
+        default:
+            if (c < 0x20) {
+                char buf[8];
+                std::snprintf(buf, sizeof buf, "\\u%04x", c);
+                out << buf;
+            } else {
+                out << c;
+            }
+        }
+    }
+    out << '"';
+}
+
+void number(std::ostream& out, double v)
+{
+    // JSON has no NaN or infinity; a point that has neither value is left off the plot.
+    if (!std::isfinite(v)) {
+        out << "null";
+        return;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    out << buf;
+}
+
+template <class T, class F>
+void array(std::ostream& out, const std::vector<T>& items, F&& each)
+{
+    out << '[';
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        if (i) out << ',';
+        each(items[i]);
+    }
+    out << ']';
+}
+
+} // namespace
+
+void Report::write_json(const std::string& path) const
+{
+    std::ostringstream out;
+    out << "{\"id\":";
+    quote(out, id);
+    out << ",\"title\":";
+    quote(out, title);
+    out << ",\"description\":";
+    quote(out, description);
+    out << ",\"mode\":" << (quick ? "\"quick\"" : "\"full\"");
+    out << ",\n\"tables\":";
+    array(out, tables, [&](const Table& t) {
+        out << "\n{\"caption\":";
+        quote(out, t.caption);
+        out << ",\"columns\":";
+        array(out, t.columns, [&](const std::string& s) { quote(out, s); });
+        out << ",\"rows\":";
+        array(out, t.rows, [&](const std::vector<std::string>& row) {
+            out << '\n';
+            array(out, row, [&](const std::string& s) { quote(out, s); });
+        });
+        out << '}';
+    });
+    out << ",\n\"goals\":";
+    array(out, goals, [&](const Goal& g) {
+        out << "\n{\"goal\":";
+        quote(out, g.goal);
+        out << ",\"target\":";
+        quote(out, g.target);
+        out << ",\"measured\":";
+        quote(out, g.measured);
+        out << ",\"met\":" << (g.met ? "true" : "false") << '}';
+    });
+    out << ",\n\"plots\":";
+    array(out, plots, [&](const Plot& p) {
+        out << "\n{\"file\":";
+        quote(out, p.file);
+        out << ",\"title\":";
+        quote(out, p.title);
+        out << ",\"xlabel\":";
+        quote(out, p.xlabel);
+        out << ",\"ylabel\":";
+        quote(out, p.ylabel);
+        out << ",\"logx\":" << (p.logx ? "true" : "false");
+        out << ",\"logy\":" << (p.logy ? "true" : "false");
+        out << ",\"style\":";
+        quote(out, p.style);
+        out << ",\"series\":";
+        array(out, p.series, [&](const Series& s) {
+            out << "\n{\"name\":";
+            quote(out, s.name);
+            out << ",\"points\":";
+            array(out, s.points, [&](const std::pair<double, double>& xy) {
+                out << '[';
+                number(out, xy.first);
+                out << ',';
+                number(out, xy.second);
+                out << ']';
+            });
+            out << '}';
+        });
+        out << '}';
+    });
+    out << ",\n\"notes\":";
+    array(out, notes, [&](const std::string& s) {
+        out << '\n';
+        quote(out, s);
+    });
+    out << "}\n";
+
+    std::ofstream file(path);
+    file << out.str();
+    file.close();
+    if (!file) {
+        throw std::runtime_error("cannot write benchmark results to " + path);
+    }
+}
+
+std::string format(const char* fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    va_list copy;
+    va_copy(copy, args);
+    const int n = std::vsnprintf(nullptr, 0, fmt, copy);
+    va_end(copy);
+    std::string s(n > 0 ? static_cast<std::size_t>(n) : 0, '\0');
+    if (n > 0) std::vsnprintf(s.data(), s.size() + 1, fmt, args);
+    va_end(args);
+    return s;
+}
+
+std::string take_json_flag(int& argc, char** argv)
+{
+    std::string path;
+    int out = 1;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strncmp(argv[i], "--json=", 7) == 0) {
+            path = argv[i] + 7;
+        } else {
+            argv[out++] = argv[i];
+        }
+    }
+    argc = out;
+    argv[argc] = nullptr;
+    return path;
+}
+
+bool take_flag(int& argc, char** argv, const char* flag)
+{
+    bool found = false;
+    int out = 1;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], flag) == 0) {
+            found = true;
+        } else {
+            argv[out++] = argv[i];
+        }
+    }
+    argc = out;
+    argv[argc] = nullptr;
+    return found;
+}
+
+} // namespace simsync::bench

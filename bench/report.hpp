@@ -1,0 +1,79 @@
+#pragma once
+// The results document every benchmark executable writes (--json=PATH), and that
+// scripts/bench_page.py turns into docs/benchmarks.md and its plots.
+//
+// Why one format: the page is regenerated from scratch by one command, so every
+// figure on it must come out of a run, with its baseline beside it; the page
+// generator only lays out what the benchmarks measured. Cells are preformatted
+// strings (the benchmark knows its units and precision); goals carry the measured
+// value and whether it met the target, decided by the benchmark from its figures.
+//
+// Format (JSON object):
+//   id, title, description (Markdown), mode ("full" | "quick"),
+//   tables: [{caption, columns: [..], rows: [[..], ..]}],
+//   goals:  [{goal, target, measured, met: bool}],
+//   plots:  [{file, title, xlabel, ylabel, logx, logy, style, series: [{name, points: [[x, y], ..]}]}],
+//   notes:  [Markdown lines the run itself produced, e.g. "all hashes equal"].
+//
+// Thread safety: plain values; fill and write from one thread.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace simsync::bench {
+
+struct Table {
+    std::string caption;
+    std::vector<std::string> columns;
+    std::vector<std::vector<std::string>> rows;
+};
+
+struct Goal {
+    std::string goal;     // "grant cost at 1024 accessors <= 2x at 1"
+    std::string target;   // "<= 2.00x"
+    std::string measured; // "37.1x"
+    bool met = false;
+};
+
+struct Series {
+    std::string name;
+    std::vector<std::pair<double, double>> points;
+};
+
+struct Plot {
+    std::string file; // PNG file name, unique over the whole page
+    std::string title;
+    std::string xlabel;
+    std::string ylabel;
+    bool logx = false;
+    bool logy = false;
+    std::string style = "linespoints"; // gnuplot style: linespoints, steps, points
+    std::vector<Series> series;
+};
+
+struct Report {
+    std::string id; // file-name-safe: also names bench/<id>.notes.md
+    std::string title;
+    std::string description;
+    bool quick = false;
+    std::vector<Table> tables;
+    std::vector<Goal> goals;
+    std::vector<Plot> plots;
+    std::vector<std::string> notes;
+
+    /// Writes the JSON document; throws std::runtime_error naming the path on failure.
+    void write_json(const std::string& path) const;
+};
+
+/// printf into a std::string, for table cells.
+[[gnu::format(printf, 1, 2)]] std::string format(const char* fmt, ...);
+
+/// Removes `--json=PATH` from argv (so the benchmark's own parsing never sees it)
+/// and returns PATH, or "" if absent.
+std::string take_json_flag(int& argc, char** argv);
+
+/// Removes a bare flag such as `--quick` from argv; true if it was present.
+bool take_flag(int& argc, char** argv, const char* flag);
+
+} // namespace simsync::bench
