@@ -277,7 +277,7 @@ void spin_ping_pong(benchmark::State& state)
 int main(int argc, char** argv)
 {
     simsync::bench::Suite suite(
-        "Grant throughput", "pingpong/mutex_cv",
+        "grant_throughput", "Grant throughput", "pingpong/mutex_cv",
         "simsync: lockstep exclusive accessors on a no-op world (`CountingWorld`), 1 ms step, "
         "`request_access(t)` then `release(next)` in a loop. Baselines: two threads passing a token "
         "back and forth; a round trip is two thread handoffs. The two-accessor simsync case "
@@ -335,5 +335,21 @@ int main(int argc, char** argv)
                .handoffs_per_op = 2,
                .items_per_op = 2,
                .body = ping_pong<AtomicWaitChannel, true>});
+    // Issue 6: a grant at least at the best blocking ping-pong's rate (per
+    // handoff: one grant is one handoff of the world). Spinning is not blocking.
+    suite.add_goal({.goal = "1 accessor: a grant at least as fast as the best blocking ping-pong handoff",
+                    .subject = "simsync/one_accessor",
+                    .baselines = {"pingpong/mutex_cv", "pingpong/atomic_wait"},
+                    .max_ratio = 1.0});
+    suite.add_goal({.goal = "2 accessors on 2 threads: a grant (one handoff) at least as fast as the best blocking "
+                            "ping-pong handoff",
+                    .subject = "simsync/two_accessors",
+                    .baselines = {"pingpong/mutex_cv", "pingpong/atomic_wait"},
+                    .max_ratio = 1.0});
+    suite.add_goal({.goal = "2 accessors pinned to 1 CPU: a grant at least as fast as the best blocking ping-pong "
+                            "handoff on 1 CPU",
+                    .subject = "simsync/two_accessors_one_cpu",
+                    .baselines = {"pingpong/mutex_cv_one_cpu", "pingpong/atomic_wait_one_cpu"},
+                    .max_ratio = 1.0});
     return suite.run(argc, argv);
 }

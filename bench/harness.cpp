@@ -204,12 +204,14 @@ bool take_flag(const char* arg, const char* name, std::string* value)
 
 // ------------------------------------------------------------------------ suite
 
-Suite::Suite(std::string title, std::string baseline, std::string notes)
-    : title_(std::move(title)), baseline_(std::move(baseline)), notes_(std::move(notes))
+Suite::Suite(std::string id, std::string title, std::string baseline, std::string description)
+    : id_(std::move(id)), title_(std::move(title)), baseline_(std::move(baseline)), description_(std::move(description))
 {
 }
 
 void Suite::add(Case c) { cases_.push_back(std::move(c)); }
+
+void Suite::add_goal(GoalSpec goal) { goals_.push_back(std::move(goal)); }
 
 int Suite::run(int argc, char** argv)
 {
@@ -229,13 +231,13 @@ int Suite::run(int argc, char** argv)
         std::string value;
         if (take_flag(argv[i], "--quick", nullptr)) {
             options.quick = true;
-        } else if (take_flag(argv[i], "--markdown", &value)) {
-            options.markdown_path = value;
+        } else if (take_flag(argv[i], "--json", &value)) {
+            options.json_path = value;
         } else if (take_flag(argv[i], "--help", nullptr) || take_flag(argv[i], "-h", nullptr)) {
-            std::printf("usage: %s [--quick] [--markdown=PATH] [--benchmark_filter=REGEX] [other "
+            std::printf("usage: %s [--quick] [--json=PATH] [--benchmark_filter=REGEX] [other "
                         "--benchmark_* flags]\n"
-                        "  --quick          3 short repetitions per case: a smoke run, not figures\n"
-                        "  --markdown=PATH  also write the results table to PATH\n",
+                        "  --quick      3 short repetitions per case: a smoke run, not figures\n"
+                        "  --json=PATH  write the results document (bench/report.hpp) to PATH\n",
                         argv[0]);
             return 0;
         } else {
@@ -285,45 +287,88 @@ int Suite::run(int argc, char** argv)
         if (c.name == baseline_) base_case = &c;
     }
 
-    std::ostringstream md;
-    md << "## " << title_ << "\n\n";
-    if (!notes_.empty()) md << notes_ << "\n\n";
-    md << "Wall time per op over " << options.repetitions << " repetitions of at least "
-       << options.min_time_seconds << " s each: median, min and max over the repetitions. "
-       << "Ratio = median ns/op divided by the baseline's (`"
-       << (base_case != nullptr ? base_case->mechanism : baseline_)
-       << "`, same run); below 1 is faster. CPU = process CPU time / wall time (cores kept "
-          "busy). Context switches per op are process-wide (vol. = a thread blocked, invol. = "
-          "a thread was preempted).\n";
-    if (options.quick) md << "\n**Quick mode: a smoke run. These figures are not to be trusted.**\n";
-    md << "\n| mechanism | op | median ns/op | min | max | ratio to baseline | ns/handoff | ops/s "
-          "| CPU | vol. cs/op | invol. cs/op |\n"
-       << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    Report report;
+    report.id = id_;
+    report.title = title_;
+    report.quick = options.quick;
+    std::ostringstream method;
+    if (!description_.empty()) method << description_ << "\n\n";
+    method << "Google Benchmark, wall time per op over " << options.repetitions
+           << " repetitions (interleaved in random order) of at least " << options.min_time_seconds
+           << " s each: median, min and max over the repetitions. Ratio = median ns/op divided by the "
+              "baseline's (`"
+           << (base_case != nullptr ? base_case->mechanism : baseline_)
+           << "`, same run); below 1 is faster. CPU = process CPU time / wall time (cores kept "
+              "busy). Context switches per op are process-wide (vol. = a thread blocked, invol. = "
+              "a thread was preempted).";
+    report.description = method.str();
+
+    Table table{.caption = "",
+                .columns = {"mechanism", "op", "median ns/op", "min", "max", "ratio to baseline", "ns/handoff",
+                            "ops/s", "CPU", "vol. cs/op", "invol. cs/op"},
+                .rows = {}};
     for (const Case& c : cases_) {
         const Figures* f = reporter.find(c.name);
-        md << "| " << c.mechanism << " | " << c.op << " | ";
-        if (f == nullptr) {
-            md << "not run (filtered out) |||||||||\n";
-            continue;
+        std::vector<std::string> row{c.mechanism, c.op};
+        if (f == nullptr || !f->error.empty()) {
+            row.push_back(f == nullptr ? "not run (filtered out)" : "error: " + f->error);
+            row.resize(table.columns.size(), "");
+        } else {
+            for (std::string cell :
+                 {ns(f->median_ns), ns(f->min_ns), ns(f->max_ns), ratio(f->median_ns / base_ns),
+                  c.handoffs_per_op > 0 ? ns(f->median_ns / c.handoffs_per_op) : std::string("-"),
+                  rate(f->median_ns), fixed(f->median_cpu_ns / f->median_ns, 2), fixed(f->vcsw_per_op, 2),
+                  fixed(f->ivcsw_per_op, 2)}) {
+                row.push_back(std::move(cell));
+            }
         }
-        if (!f->error.empty()) {
-            md << "error: " << f->error << " |||||||||\n";
-            continue;
-        }
-        md << ns(f->median_ns) << " | " << ns(f->min_ns) << " | " << ns(f->max_ns) << " | "
-           << ratio(f->median_ns / base_ns) << " | "
-           << (c.handoffs_per_op > 0 ? ns(f->median_ns / c.handoffs_per_op) : std::string("-")) << " | "
-           << rate(f->median_ns) << " | " << fixed(f->median_cpu_ns / f->median_ns, 2) << " | "
-           << fixed(f->vcsw_per_op, 2) << " | " << fixed(f->ivcsw_per_op, 2) << " |\n";
+        table.rows.push_back(std::move(row));
     }
-    const std::string table = md.str();
-    std::cout << "\n" << table << std::flush;
+    report.tables.push_back(std::move(table));
 
-    if (!options.markdown_path.empty()) {
-        std::ofstream out(options.markdown_path);
-        out << table;
-        if (!out) {
-            std::cerr << "cannot write " << options.markdown_path << "\n";
+    // Per-item medians (ns per grant or per handoff) for the goals.
+    auto per_item = [&](const std::string& name) -> double {
+        const Figures* f = reporter.find(name);
+        for (const Case& c : cases_) {
+            if (c.name == name && f != nullptr && f->error.empty()) return f->median_ns / c.items_per_op;
+        }
+        return kNaN;
+    };
+    for (const GoalSpec& g : goals_) {
+        const double subject = per_item(g.subject);
+        double best = kNaN;
+        std::string best_name;
+        for (const std::string& b : g.baselines) {
+            const double v = per_item(b);
+            if (!std::isnan(v) && (std::isnan(best) || v < best)) {
+                best = v;
+                best_name = b;
+            }
+        }
+        const double r = subject / best;
+        report.goals.push_back({.goal = g.goal,
+                                .target = "<= " + fixed(g.max_ratio, 2) + "x",
+                                .measured = std::isnan(r) ? std::string("not measured")
+                                                          : ratio(r) + "x (" + ns(subject) + " ns vs " + ns(best) +
+                                                                " ns, " + best_name + ")",
+                                .met = !std::isnan(r) && r <= g.max_ratio});
+    }
+
+    std::cout << "\n" << title_ << "\n";
+    for (const auto& row : report.tables.front().rows) {
+        for (const auto& cell : row) std::cout << cell << " | ";
+        std::cout << "\n";
+    }
+    for (const Goal& g : report.goals) {
+        std::cout << (g.met ? "goal met:    " : "goal missed: ") << g.goal << ": " << g.measured << "\n";
+    }
+    std::cout << std::flush;
+
+    if (!options.json_path.empty()) {
+        try {
+            report.write_json(options.json_path);
+        } catch (const std::exception& e) {
+            std::cerr << e.what() << "\n";
             return 1;
         }
     }

@@ -11,6 +11,8 @@
 // Copy/move: Suite is neither (Google Benchmark keeps pointers into it while it
 // runs). Thread safety: single-threaded; build and run it from main().
 
+#include "report.hpp"
+
 #include <benchmark/benchmark.h>
 
 #include <functional>
@@ -43,30 +45,45 @@ struct Options {
     bool quick = false;
     int repetitions = 12;
     double min_time_seconds = 0.25;
-    /// Where to also write the results table as Markdown ("" = nowhere).
-    std::string markdown_path;
+    /// Where to write the results document (report.hpp; "" = nowhere).
+    std::string json_path;
+};
+
+/// A goal the suite checks against its own figures: the median time per item
+/// (Case::items_per_op: grants for simsync cases, handoffs for ping-pongs) of
+/// `subject`, divided by the best (smallest) of the `baselines`' per-item medians,
+/// must be at most `max_ratio`.
+struct GoalSpec {
+    std::string goal;
+    std::string subject;
+    std::vector<std::string> baselines;
+    double max_ratio = 1.0;
 };
 
 class Suite {
 public:
-    /// `title` heads the table; `baseline` names the case every ratio is against.
-    Suite(std::string title, std::string baseline, std::string notes = {});
+    /// `id` names the results document (report.hpp); `title` heads the table;
+    /// `baseline` names the case every ratio is against; `description` is Markdown.
+    Suite(std::string id, std::string title, std::string baseline, std::string description = {});
     Suite(const Suite&) = delete;
     Suite& operator=(const Suite&) = delete;
 
     void add(Case c);
+    void add_goal(GoalSpec goal);
 
-    /// Parses the harness's own flags (--quick, --markdown=PATH) and Google
+    /// Parses the harness's own flags (--quick, --json=PATH) and Google
     /// Benchmark's (--benchmark_filter=... and friends), runs every case, prints
-    /// Google Benchmark's console output followed by the Markdown results table.
+    /// Google Benchmark's console output followed by the results table and goals.
     /// @return the process exit code.
     int run(int argc, char** argv);
 
 private:
+    std::string id_;
     std::string title_;
     std::string baseline_;
-    std::string notes_;
+    std::string description_;
     std::vector<Case> cases_;
+    std::vector<GoalSpec> goals_;
 };
 
 /// Counts the process's context switches over a benchmark loop and reports them
