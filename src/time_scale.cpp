@@ -54,10 +54,15 @@ void TimeScale::set(double scale)
 {
     const std::int64_t ppb = to_ppb(scale);
     std::lock_guard<std::mutex> guard(writer_);
-    const std::int64_t now = ns_of(clock_.steady_now());
-    const Segment old = read();
-    const std::int64_t reached = old.scaled_start_ns + scale_ns(now - old.wall_start_ns, old.ppb);
+    // Only writer (the mutex): the fields can be read directly. The instant of
+    // the change is taken inside the write section, after the sequence turned
+    // odd, so that scaled_elapsed() stays monotonic (see the header).
     seq_.fetch_add(1, std::memory_order_acq_rel);
+    const std::int64_t now = ns_of(clock_.steady_now());
+    const Segment old{wall_start_ns_.load(std::memory_order_relaxed), scaled_start_ns_.load(std::memory_order_relaxed),
+                      ppb_.load(std::memory_order_relaxed), generation_.load(std::memory_order_relaxed)};
+    const std::int64_t since = now - old.wall_start_ns;
+    const std::int64_t reached = old.scaled_start_ns + scale_ns(since > 0 ? since : 0, old.ppb);
     wall_start_ns_.store(now, std::memory_order_release);
     scaled_start_ns_.store(reached, std::memory_order_release);
     ppb_.store(ppb, std::memory_order_release);
@@ -65,7 +70,23 @@ void TimeScale::set(double scale)
     seq_.fetch_add(1, std::memory_order_acq_rel);
 }
 
-SimDuration TimeScale::scaled_elapsed() const noexcept { return scaled_elapsed_at(clock_.steady_now()); }
+SimDuration TimeScale::scaled_elapsed() const noexcept
+{
+    // The clock is read between the two sequence loads (see the header): a
+    // reading that overlaps a set() is retried, one that does not is wholly
+    // before or after it.
+    for (;;) {
+        const std::uint64_t before = seq_.load(std::memory_order_acquire);
+        if ((before & 1u) != 0) continue;
+        const std::int64_t at = ns_of(clock_.steady_now());
+        const std::int64_t wall_start = wall_start_ns_.load(std::memory_order_acquire);
+        const std::int64_t scaled_start = scaled_start_ns_.load(std::memory_order_acquire);
+        const std::int64_t ppb = ppb_.load(std::memory_order_acquire);
+        if (seq_.load(std::memory_order_acquire) != before) continue;
+        const std::int64_t since = at - wall_start;
+        return SimDuration{scaled_start + scale_ns(since > 0 ? since : 0, ppb)};
+    }
+}
 
 SimDuration TimeScale::scaled_elapsed_at(WallTime at) const noexcept
 {

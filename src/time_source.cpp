@@ -47,6 +47,7 @@ SourceTime from_ros_time(RosTime t) noexcept
 SourceTime TimeSource::now() const noexcept
 {
     const std::int64_t reading = ns_of(read());
+    if (!clamp_) return from_ns(reading);
     // Atomic maximum: publish our reading only if it is ahead of every reading
     // returned so far; otherwise return the latest, so no caller ever sees time
     // go back, even across threads.
@@ -62,8 +63,12 @@ SourceTime TimeSource::now() const noexcept
 
 SourceTime SimTimeSource::read() const noexcept { return from_ns(handler_.now().time_since_epoch().count()); }
 
+// Monotonic by construction: TimeScale::scaled_elapsed never runs backwards
+// (its clock's steady time does not, and its readings are ordered against scale
+// changes); the system-time origin is a constant taken once.
 ScaledWallTimeSource::ScaledWallTimeSource(const TimeScale& scale, Origin origin) noexcept
-    : scale_(scale),
+    : TimeSource(Monotonic::by_construction),
+      scale_(scale),
       origin_(origin),
       start_(origin == Origin::zero ? SourceTime{}
                                     : SourceTime{std::chrono::duration_cast<SourceClock::duration>(
@@ -82,7 +87,11 @@ SourceTime RosTimeSource::read() const noexcept
     return SourceTime{std::chrono::duration_cast<SourceClock::duration>(clock_.system_now().time_since_epoch())};
 }
 
-ExternalTimeSource::ExternalTimeSource(SourceTime initial) noexcept : value_ns_(ns_of(initial)) {}
+// Monotonic by construction: set() refuses a time before the last one.
+ExternalTimeSource::ExternalTimeSource(SourceTime initial) noexcept
+    : TimeSource(Monotonic::by_construction), value_ns_(ns_of(initial))
+{
+}
 
 void ExternalTimeSource::set(SourceTime t)
 {

@@ -38,8 +38,14 @@ public:
     /// Increases by one on every `set`; lets a pacer notice a change between grants.
     std::uint64_t generation() const noexcept;
     /// Scaled wall time since construction, at the clock's current time.
+    /// Never runs backwards, across threads and across `set`, as long as the
+    /// clock's `steady_now` does not: the clock is read inside the same seqlock
+    /// section as the scale, and `set` reads it inside its write section, so
+    /// every reading is ordered before or after each change (a reading cannot
+    /// combine an instant after a change with the scale before it).
     SimDuration scaled_elapsed() const noexcept;
     /// Scaled wall time since construction at wall time `at` (>= the last change).
+    /// Unlike `scaled_elapsed`, not ordered against a concurrent `set`.
     SimDuration scaled_elapsed_at(WallTime at) const noexcept;
 
     WallClockSource& clock() const noexcept { return clock_; }

@@ -71,6 +71,11 @@ SourceTime from_ros_time(RosTime t) noexcept;
 /// underlying clock does (NTP stepping the system clock back, a buggy user
 /// source). The clamp is lock-free: many threads may read at high rates and a
 /// reader never waits for the world access, the clock thread or another reader.
+/// A source whose reading cannot run backwards by construction (the built-in
+/// sim, simulation, system and external sources) passes
+/// `Monotonic::by_construction` and skips the clamp: its atomic maximum is a
+/// write to one shared cache line on every read, which made two threads reading
+/// one source slower than one (bench/time_source_bench.cpp).
 ///
 /// Copy/move: neither (sources are shared by reference between threads).
 /// Thread safety: distinct objects: safe. Shared objects: `now()` is safe from
@@ -95,7 +100,10 @@ public:
     SourceTime now() const noexcept;
 
 protected:
-    TimeSource() = default;
+    /// Whether `read()` itself never runs backwards (to any thread); if it
+    /// does not promise that, `now()` clamps.
+    enum class Monotonic { clamp, by_construction };
+    explicit TimeSource(Monotonic monotonic = Monotonic::clamp) noexcept : clamp_(monotonic == Monotonic::clamp) {}
 
     /// The underlying, unclamped reading. Called by `now()` on whichever thread
     /// calls `now()`, possibly from several threads at once; must be thread-safe,
@@ -104,6 +112,7 @@ protected:
 
 private:
     static_assert(std::atomic<std::int64_t>::is_always_lock_free);
+    const bool clamp_;
     mutable std::atomic<std::int64_t> latest_ns_{std::numeric_limits<std::int64_t>::min()};
 };
 
@@ -114,7 +123,11 @@ private:
 /// `now()` is safe from any thread.
 class SimTimeSource final : public TimeSource {
 public:
-    explicit SimTimeSource(const SimSyncHandler& handler) noexcept : handler_(handler) {}
+    // Simulated time only moves forward.
+    explicit SimTimeSource(const SimSyncHandler& handler) noexcept
+        : TimeSource(Monotonic::by_construction), handler_(handler)
+    {
+    }
 
 protected:
     SourceTime read() const noexcept override;
