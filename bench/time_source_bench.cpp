@@ -4,7 +4,7 @@
 // the previous call, unlock). Both run in the same process, one after the other,
 // so the ratio is meaningful even on a noisy shared machine.
 //
-// Usage: time_source_bench [--quick] [--json=PATH]
+// Usage: bench_time_source [--quick] [--json=PATH]
 
 #include "report.hpp"
 
