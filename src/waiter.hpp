@@ -11,7 +11,12 @@
 // 20 us spin made such a handoff cost ~27 us (bench_grant_throughput, pinned).
 // A spin that catches the signal lengthens the next one; one that does not
 // halves it, down to a short probe that still notices a ping-pong resuming.
-// Blocking uses Boost.Thread so that an interrupted boost::thread leaves the wait.
+// Blocking: on Linux, a futex on the state word itself (one syscall to sleep,
+// one to wake, no mutex that a woken thread could find held by its waker: with
+// both threads on one CPU, a Boost mutex + condition variable made each handoff
+// cost ~2.6 context switches instead of 1). A boost::thread with interruption
+// enabled blocks on a Boost condition variable instead, the one thing
+// boost::thread::interrupt() can wake.
 
 #include <boost/thread/condition_variable.hpp>
 #include <boost/thread/mutex.hpp>
@@ -28,9 +33,12 @@ public:
     // Wakes the owner (or makes its next wait return at once). Any thread.
     void notify() noexcept
     {
-        if (state_.exchange(kSignaled, std::memory_order_acq_rel) == kSleeping) {
+        const std::uint32_t previous = state_.exchange(kSignaled, std::memory_order_acq_rel);
+        if (previous == kSleeping) {
             boost::lock_guard<boost::mutex> guard(mutex_);
             cv_.notify_one();
+        } else if (previous == kSleepingFutex) {
+            futex_wake();
         }
     }
 
@@ -47,7 +55,12 @@ public:
 private:
     static constexpr std::uint32_t kIdle = 0;
     static constexpr std::uint32_t kSignaled = 1;
-    static constexpr std::uint32_t kSleeping = 2;
+    static constexpr std::uint32_t kSleeping = 2;      // on cv_ (interruptible)
+    static constexpr std::uint32_t kSleepingFutex = 3; // on the futex of state_
+
+    bool wait_futex(WallTime deadline) noexcept;
+    bool wait_interruptible(WallTime deadline);
+    void futex_wake() noexcept;
 
     // Owner-only: how long the next wait spins before it sleeps.
     std::int64_t spin_ns_ = kMaxSpinNs;
