@@ -358,7 +358,7 @@ void read_clock(const ConfigNode& n, ScenarioConfig& cfg)
 
 void read_pacer(const ConfigNode& n, ScenarioConfig& cfg)
 {
-    n.allow_only({"enabled", "period", "catch_up", "catch_up_limit"});
+    n.allow_only({"enabled", "period", "catch_up", "catch_up_limit", "spin_tail"});
     if (auto v = n.find("enabled")) cfg.pacer.enabled = v->as_bool();
     if (auto v = n.find("period")) {
         cfg.pacer.period = v->as_duration();
@@ -366,6 +366,8 @@ void read_pacer(const ConfigNode& n, ScenarioConfig& cfg)
     }
     if (auto v = n.find("catch_up")) cfg.pacer.catch_up = v->as_choice({"none", "bounded", "full"});
     if (auto v = n.find("catch_up_limit")) cfg.pacer.catch_up_limit = v->as_duration();
+    // as_duration refuses negative durations.
+    if (auto v = n.find("spin_tail")) cfg.pacer.spin_tail = std::chrono::nanoseconds(v->as_duration().count());
 }
 
 TimerConfig read_timer(const ConfigNode& n)

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <limits>
 #include <mutex>
+#include <thread>
 
 #if defined(__linux__)
 #include <sys/prctl.h>
@@ -425,7 +426,8 @@ void RealTimePacer::Impl::wait_until(WallTime until)
 
 bool RealTimePacer::Impl::wait_for_deadline(SimTime t, WallTime deadline)
 {
-    const WallClock::duration tail = real_clock ? config.spin_tail : WallClock::duration::zero();
+    static const bool spare_cpu = std::thread::hardware_concurrency() > 1;
+    const WallClock::duration tail = real_clock && spare_cpu ? config.spin_tail : WallClock::duration::zero();
     for (;;) {
         if (stop_requested()) return false;
         const WallTime now = clock.steady_now();

@@ -46,6 +46,7 @@ pacer:
   period: 10ms
   catch_up: bounded
   catch_up_limit: 100ms
+  spin_tail: 0s
 timers:
   - name: heartbeat
     clock: real
@@ -95,6 +96,7 @@ TEST_CASE("Config.Load.FullScenario")
     CHECK(c.pacer.period == 10ms);
     CHECK(c.pacer.catch_up == "bounded");
     CHECK(c.pacer.catch_up_limit == 100ms);
+    CHECK(c.pacer.spin_tail == 0ns);
     REQUIRE(c.timers.size() == 1);
     CHECK(c.timers[0].clock == "real");
     CHECK(c.timers[0].offset == 5ms);
@@ -175,6 +177,8 @@ TEST_CASE("Config.Errors.NameLineColumnAndKey")
         {"clock:\n  sinks:\n    - udp: localhost:70000\n", 3, 12, "clock.sinks[0].udp", "1..65535"},
         // a syntax error
         {"handler:\n  step: [1ms\n", 3, 1, "", "YAML syntax error"},
+        // a negative pacer spin tail
+        {"pacer:\n  spin_tail: -1us\n", 2, 14, "pacer.spin_tail", "expected a duration with a unit"},
         // sub-nanosecond precision
         {"handler:\n  step: 0.5ns\n", 2, 9, "handler.step", "whole number of nanoseconds"},
     };

@@ -456,7 +456,8 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
         pacer.emplace(handler, scale,
                       simsync::PacerConfig{.period = setup.pacer.period,
                                            .catch_up = simsync::parse_catch_up(setup.pacer.catch_up),
-                                           .max_catch_up = setup.pacer.catch_up_limit});
+                                           .max_catch_up = setup.pacer.catch_up_limit,
+                                           .spin_tail = setup.pacer.spin_tail});
     }
 
     // The clock publisher: one more lockstep accessor on its own thread. It reads

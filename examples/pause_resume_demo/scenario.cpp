@@ -209,7 +209,8 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
         pacer.emplace(handler, scale,
                       simsync::PacerConfig{.period = config.pacer.period,
                                            .catch_up = simsync::parse_catch_up(config.pacer.catch_up),
-                                           .max_catch_up = config.pacer.catch_up_limit});
+                                           .max_catch_up = config.pacer.catch_up_limit,
+                                           .spin_tail = config.pacer.spin_tail});
     }
 
     // The clock publisher is another accessor: it reads the selected time source

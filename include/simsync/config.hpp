@@ -128,6 +128,8 @@ struct PacerSectionConfig {
     SimDuration period = std::chrono::milliseconds(10);
     std::string catch_up = "bounded"; ///< none | bounded | full
     SimDuration catch_up_limit = std::chrono::milliseconds(100);
+    /// PacerConfig::spin_tail (wall time); 0 turns spinning off.
+    std::chrono::nanoseconds spin_tail = std::chrono::microseconds(150);
 };
 
 struct TimerConfig {
