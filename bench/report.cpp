@@ -90,7 +90,8 @@ void Report::write_json(const std::string& path) const
         quote(out, g.target);
         out << ",\"measured\":";
         quote(out, g.measured);
-        out << ",\"met\":" << (g.met ? "true" : "false") << '}';
+        out << ",\"met\":" << (g.met ? "true" : "false");
+        out << ",\"checked\":" << (g.checked ? "true" : "false") << '}';
     });
     out << ",\n\"plots\":";
     array(out, plots, [&](const Plot& p) {

@@ -11,7 +11,7 @@
 // Format (JSON object):
 //   id, title, description (Markdown), mode ("full" | "quick"),
 //   tables: [{caption, columns: [..], rows: [[..], ..]}],
-//   goals:  [{goal, target, measured, met: bool}],
+//   goals:  [{goal, target, measured, met: bool, checked: bool}],
 //   plots:  [{file, title, xlabel, ylabel, logx, logy, style, series: [{name, points: [[x, y], ..]}]}],
 //   notes:  [Markdown lines the run itself produced, e.g. "all hashes equal"].
 //
@@ -34,6 +34,9 @@ struct Goal {
     std::string target;   // "<= 2.00x"
     std::string measured; // "37.1x"
     bool met = false;
+    /// False when this run did not measure it (e.g. a long mode not asked for):
+    /// the page says "not run" rather than met or missed.
+    bool checked = true;
 };
 
 struct Series {

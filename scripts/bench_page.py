@@ -65,6 +65,12 @@ def machine_rows():
 NUMERIC = re.compile(r"^[-+]?(\d[\d,.]*|\.\d+)(e[-+]?\d+)?\s*[kMG%x]?$|^-$|^n/a$")
 
 
+def verdict(goal):
+    if not goal.get("checked", True):
+        return "not run"
+    return "met" if goal["met"] else "**missed**"
+
+
 def md_cell(text):
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -168,7 +174,7 @@ def main():
     goal_rows = []
     for r in reports:
         for g in r.get("goals", []):
-            goal_rows.append([r["title"], g["goal"], g["target"], g["measured"], "met" if g["met"] else "**missed**"])
+            goal_rows.append([r["title"], g["goal"], g["target"], g["measured"], verdict(g)])
     for f in args.failed:
         name, _, code = f.partition(":")
         goal_rows.append([name, "the benchmark runs", "exit 0", f"exit {code}", "**failed**"])
@@ -196,7 +202,7 @@ def main():
                 page += [f"![{p['title']}](benchmarks/{p['file']})", ""]
         if r.get("goals"):
             for g in r["goals"]:
-                page.append(f"- Goal {'met' if g['met'] else '**missed**'}: {g['goal']} (target {g['target']}, "
+                page.append(f"- Goal {verdict(g)}: {g['goal']} (target {g['target']}, "
                             f"measured {g['measured']}).")
             page.append("")
         for n in r.get("notes", []):

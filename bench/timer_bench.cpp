@@ -1,0 +1,198 @@
+// bench_timer: how late PeriodicTimer's real-clock calls are, against plain
+// absolute sleeps of the same deadlines.
+//
+// For periods of 10 ms and 1 ms, on the UNIX-epoch grid (the CPM Lab timer's
+// semantics: calls at whole multiples of the period since the epoch):
+//  - sleep_until (baseline): a thread with the default timer slack doing
+//    std::this_thread::sleep_until(next grid instant) on the system clock;
+//  - PeriodicTimer: start_async with the same period, the callback reading the
+//    system clock first thing and comparing it with TimerTick::real_time.
+// Lateness = system clock at the call minus the grid instant. CPU = process CPU
+// time over wall time. Variants alternate over repetitions.
+//
+// Usage: bench_timer [--quick] [--json=PATH]
+
+#include "report.hpp"
+
+#include <simsync/simsync.hpp>
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace std::chrono_literals;
+using simsync::SystemClock;
+using simsync::bench::format;
+
+namespace {
+
+double cpu_seconds()
+{
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    auto seconds = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6; };
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+double us(std::chrono::nanoseconds d) { return std::chrono::duration<double, std::micro>(d).count(); }
+
+struct Run {
+    simsync::LatenessSummary lateness;
+    double cpu_share = 0;
+    std::uint64_t skipped = 0;
+};
+
+// The first grid instant (k * period since the epoch) after `t`.
+SystemClock::time_point next_grid(SystemClock::time_point t, std::chrono::nanoseconds period)
+{
+    const auto since = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch());
+    return SystemClock::time_point{std::chrono::duration_cast<SystemClock::duration>((since / period + 1) * period)};
+}
+
+Run plain_sleep(std::chrono::nanoseconds period, std::chrono::duration<double> length)
+{
+    Run run;
+    std::thread([&] {
+        simsync::LatenessHistogram histogram;
+        const double cpu0 = cpu_seconds();
+        const auto start = std::chrono::steady_clock::now();
+        const auto calls = static_cast<long>(length / period);
+        SystemClock::time_point deadline = next_grid(SystemClock::now(), period);
+        for (long k = 0; k < calls; ++k, deadline += std::chrono::duration_cast<SystemClock::duration>(period)) {
+            std::this_thread::sleep_until(deadline);
+            histogram.record(SystemClock::now() - deadline);
+        }
+        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        run = {histogram.summary(), (cpu_seconds() - cpu0) / wall, 0};
+    }).join();
+    return run;
+}
+
+Run timer(std::chrono::nanoseconds period, std::chrono::duration<double> length)
+{
+    simsync::LatenessHistogram histogram; // only the timer's thread records
+    const auto calls = static_cast<std::uint64_t>(length / period);
+    std::promise<void> done;
+    simsync::PeriodicTimerConfig config;
+    config.name = "bench";
+    config.period = period;
+    config.clock = simsync::TimerClock::real;
+    simsync::PeriodicTimer t(config);
+    std::uint64_t n = 0;
+    const double cpu0 = cpu_seconds();
+    const auto start = std::chrono::steady_clock::now();
+    t.start_async([&](const simsync::TimerTick& tick) {
+        const auto now = SystemClock::now();
+        histogram.record(now - tick.real_time);
+        if (++n == calls) done.set_value();
+    });
+    done.get_future().wait();
+    t.stop();
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return {histogram.summary(), (cpu_seconds() - cpu0) / wall, t.skipped()};
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    const std::string json_path = simsync::bench::take_json_flag(argc, argv);
+    const bool quick = simsync::bench::take_flag(argc, argv, "--quick");
+    if (argc > 1) {
+        std::fprintf(stderr, "usage: %s [--quick] [--json=PATH]\n", argv[0]);
+        return 2;
+    }
+    const int reps = quick ? 1 : 5;
+    const std::chrono::duration<double> length(quick ? 0.5 : 2.0);
+
+    struct Variant {
+        std::string name;
+        std::chrono::nanoseconds period;
+        bool baseline;
+        std::vector<Run> runs;
+    };
+    std::vector<Variant> variants;
+    for (std::chrono::nanoseconds period : {std::chrono::nanoseconds(10ms), std::chrono::nanoseconds(1ms)}) {
+        const std::string p = format("%lld ms", static_cast<long long>(period / 1ms));
+        variants.push_back({p + ": sleep_until (baseline)", period, true, {}});
+        variants.push_back({p + ": PeriodicTimer", period, false, {}});
+    }
+    for (int r = 0; r < reps; ++r) {
+        for (Variant& v : variants) v.runs.push_back(v.baseline ? plain_sleep(v.period, length) : timer(v.period, length));
+    }
+
+    auto median_of = [](std::vector<double> x) {
+        std::sort(x.begin(), x.end());
+        return x[x.size() / 2];
+    };
+    simsync::bench::Report report;
+    report.id = "timer";
+    report.title = "Periodic timer (real clock)";
+    report.quick = quick;
+    report.description = format(
+        "PeriodicTimer on the UNIX-epoch grid (calls at whole multiples of the period since the epoch), "
+        "`start_async`, against a thread doing `std::this_thread::sleep_until` of the same grid instants on "
+        "the system clock (baseline, default timer slack). Lateness = system clock at the call minus the "
+        "grid instant. %d repetitions of %.1f s per variant, alternating; p50 and p99 are medians over the "
+        "repetitions, max the largest. CPU in %% of one core.",
+        reps, length.count());
+    simsync::bench::Table table{"", {"variant", "calls", "p50 us", "p99 us", "max us", "CPU %", "skipped",
+                                     "p50 ratio", "p99 ratio"}, {}};
+    double base_p50 = 0, base_p99 = 0;
+    simsync::bench::Plot plot{.file = "timer_lateness.png",
+                              .title = "Timer lateness, cumulative (last repetition)",
+                              .xlabel = "lateness (us, bucket upper bound)",
+                              .ylabel = "fraction of calls",
+                              .logx = true,
+                              .logy = false,
+                              .style = "steps",
+                              .series = {}};
+    for (const Variant& v : variants) {
+        std::vector<double> p50, p99, cpu;
+        double max = 0;
+        std::uint64_t n = 0, skipped = 0;
+        for (const Run& r : v.runs) {
+            p50.push_back(us(r.lateness.p50));
+            p99.push_back(us(r.lateness.p99));
+            cpu.push_back(100 * r.cpu_share);
+            max = std::max(max, us(r.lateness.max));
+            n += r.lateness.count;
+            skipped += r.skipped;
+        }
+        if (v.baseline) {
+            base_p50 = median_of(p50);
+            base_p99 = median_of(p99);
+        }
+        table.rows.push_back({v.name, format("%llu", static_cast<unsigned long long>(n)), format("%.1f", median_of(p50)),
+                              format("%.1f", median_of(p99)), format("%.1f", max), format("%.2f", median_of(cpu)),
+                              v.baseline ? std::string("-") : format("%llu", static_cast<unsigned long long>(skipped)),
+                              format("%.3g", median_of(p50) / base_p50), format("%.3g", median_of(p99) / base_p99)});
+        std::vector<std::pair<double, double>> points;
+        const auto& last = v.runs.back().lateness;
+        std::uint64_t seen = 0;
+        for (const auto& b : last.histogram) {
+            seen += b.count;
+            if (b.upper == simsync::WallClock::duration::max()) break;
+            points.emplace_back(us(b.upper), last.count ? static_cast<double>(seen) / static_cast<double>(last.count) : 0);
+        }
+        plot.series.push_back({v.name, std::move(points)});
+    }
+    report.tables.push_back(std::move(table));
+    report.plots.push_back(std::move(plot));
+    report.notes.push_back("The issue sets no goal for the timer; the ratios say how much lateness the timer "
+                           "adds to the sleep it is built on (a Boost.Asio `system_timer` wait).");
+
+    for (const auto& row : report.tables.front().rows) {
+        for (const auto& cell : row) std::printf("%s | ", cell.c_str());
+        std::printf("\n");
+    }
+    if (!json_path.empty()) report.write_json(json_path);
+    return 0;
+}
