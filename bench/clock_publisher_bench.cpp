@@ -1,0 +1,192 @@
+// bench_clock_publisher: how evenly the clock publisher's messages leave at
+// 1 kHz on a simulation paced at 1x, against plain absolute sleeps at 1 kHz.
+//
+// Jitter = wall interval between two consecutive messages (or wake-ups) minus
+// the nominal 1 ms; the table gives |jitter| p50 / p99 / max. Variants:
+//  - sleep_until (baseline): a thread sleeping to t0 + k ms, intervals between
+//    its wake-ups: the best a plain loop on this machine does;
+//  - clock publisher, pacing period 1 ms: handler step 1 ms, RealTimePacer
+//    (default config) releasing every millisecond, ClockPublisher at 1 kHz with
+//    a callback sink stamping the wall time of each message;
+//  - clock publisher, pacing period 10 ms (the pacer's default): simulated time
+//    is released in 10 ms slices, so the 1 kHz messages leave in bursts of ten:
+//    jitter shows the pacing period, not the publisher.
+// The pacer's own release lateness is given beside each publisher run.
+//
+// Usage: bench_clock_publisher [--quick] [--json=PATH]
+
+#include "report.hpp"
+
+#include <simsync/simsync.hpp>
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace std::chrono_literals;
+using simsync::WallClock;
+using simsync::WallTime;
+using simsync::bench::format;
+
+namespace {
+
+double cpu_seconds()
+{
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    auto seconds = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6; };
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+double us(WallClock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+
+struct Run {
+    simsync::LatenessSummary jitter; // |interval - 1 ms|
+    simsync::LatenessSummary pacer;  // pacer release lateness (publisher runs)
+    double cpu_share = 0;
+};
+
+simsync::LatenessSummary jitter_of(const std::vector<WallTime>& stamps)
+{
+    simsync::LatenessHistogram h;
+    for (std::size_t i = 1; i < stamps.size(); ++i) {
+        const auto interval = stamps[i] - stamps[i - 1];
+        h.record(interval > 1ms ? interval - 1ms : 1ms - interval);
+    }
+    return h.summary();
+}
+
+Run plain_sleep(std::chrono::duration<double> length)
+{
+    Run run;
+    std::thread([&] {
+        const auto n = static_cast<std::size_t>(length / 1ms);
+        std::vector<WallTime> stamps;
+        stamps.reserve(n);
+        const double cpu0 = cpu_seconds();
+        const WallTime t0 = WallClock::now();
+        for (std::size_t k = 1; k <= n; ++k) {
+            std::this_thread::sleep_until(t0 + k * 1ms);
+            stamps.push_back(WallClock::now());
+        }
+        const double wall = std::chrono::duration<double>(WallClock::now() - t0).count();
+        run.jitter = jitter_of(stamps);
+        run.cpu_share = (cpu_seconds() - cpu0) / wall;
+    }).join();
+    return run;
+}
+
+Run published(std::chrono::duration<double> length, simsync::SimDuration pacing_period)
+{
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
+    simsync::TimeScale scale(1.0);
+    simsync::RealTimePacer pacer(handler, scale, {.period = pacing_period});
+    simsync::SimTimeSource source(handler);
+    simsync::ClockPublisher clock(handler, source, {.period = 1ms});
+    std::vector<WallTime> stamps;
+    stamps.reserve(static_cast<std::size_t>(length / 1ms) + 16);
+    // Runs on the publisher's thread only; read after stop().
+    clock.add_callback([&](const simsync::ClockMessage&) { stamps.push_back(WallClock::now()); });
+    clock.start();
+    const double cpu0 = cpu_seconds();
+    const WallTime t0 = WallClock::now();
+    const auto span = std::chrono::duration_cast<simsync::SimDuration>(length);
+    handler.run_until(simsync::SimTime{span});
+    handler.wait_until_paused(WallClock::now() + std::chrono::duration_cast<WallClock::duration>(length * 4) + 10s);
+    const double wall = std::chrono::duration<double>(WallClock::now() - t0).count();
+    const double cpu = cpu_seconds() - cpu0;
+    clock.stop();
+    // The first message is the one at the paused start (sent when the
+    // publisher started): the intervals count from the first one after resume.
+    if (stamps.size() > 1) stamps.erase(stamps.begin());
+    return {jitter_of(stamps), pacer.stats().lateness, cpu / wall};
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    const std::string json_path = simsync::bench::take_json_flag(argc, argv);
+    const bool quick = simsync::bench::take_flag(argc, argv, "--quick");
+    if (argc > 1) {
+        std::fprintf(stderr, "usage: %s [--quick] [--json=PATH]\n", argv[0]);
+        return 2;
+    }
+    const int reps = quick ? 1 : 5;
+    const std::chrono::duration<double> length(quick ? 0.5 : 2.0);
+
+    struct Variant {
+        const char* name;
+        int kind; // 0 sleep, 1 publisher paced at 1 ms, 2 at 10 ms
+        std::vector<Run> runs;
+    };
+    std::vector<Variant> variants{{"sleep_until at 1 kHz (baseline)", 0, {}},
+                                  {"clock publisher 1 kHz, pacing period 1 ms", 1, {}},
+                                  {"clock publisher 1 kHz, pacing period 10 ms", 2, {}}};
+    for (int r = 0; r < reps; ++r) {
+        for (Variant& v : variants) {
+            v.runs.push_back(v.kind == 0 ? plain_sleep(length) : published(length, v.kind == 1 ? 1ms : 10ms));
+        }
+    }
+
+    auto median_of = [](std::vector<double> x) {
+        std::sort(x.begin(), x.end());
+        return x[x.size() / 2];
+    };
+    simsync::bench::Report report;
+    report.id = "clock_publisher";
+    report.title = "Clock publisher at 1 kHz";
+    report.quick = quick;
+    report.description = format(
+        "ClockPublisher at 1 kHz (simulated period 1 ms, callback sink stamping each message's wall time) on a "
+        "handler with a 1 ms step paced at 1x by RealTimePacer (default config), with pacing periods of 1 ms "
+        "and 10 ms. Jitter = wall interval between consecutive messages minus 1 ms, as |jitter|. Baseline: a "
+        "thread doing `sleep_until(t0 + k ms)`, jitter of its wake-up intervals. %d repetitions of %.1f s per "
+        "variant, alternating; p50 and p99 are medians over repetitions, max the largest.",
+        reps, length.count());
+    simsync::bench::Table table{"", {"variant", "intervals", "|jitter| p50 us", "p99 us", "max us",
+                                     "pacer lateness p50 us", "pacer p99 us", "CPU %", "p50 ratio", "p99 ratio"}, {}};
+    double base50 = 0, base99 = 0;
+    for (const Variant& v : variants) {
+        std::vector<double> p50, p99, l50, l99, cpu;
+        double max = 0;
+        std::uint64_t n = 0;
+        for (const Run& r : v.runs) {
+            p50.push_back(us(r.jitter.p50));
+            p99.push_back(us(r.jitter.p99));
+            l50.push_back(us(r.pacer.p50));
+            l99.push_back(us(r.pacer.p99));
+            cpu.push_back(100 * r.cpu_share);
+            max = std::max(max, us(r.jitter.max));
+            n += r.jitter.count;
+        }
+        if (v.kind == 0) {
+            base50 = median_of(p50);
+            base99 = median_of(p99);
+        }
+        table.rows.push_back({v.name, format("%llu", static_cast<unsigned long long>(n)), format("%.1f", median_of(p50)),
+                              format("%.1f", median_of(p99)), format("%.1f", max),
+                              v.kind == 0 ? std::string("-") : format("%.1f", median_of(l50)),
+                              v.kind == 0 ? std::string("-") : format("%.1f", median_of(l99)),
+                              format("%.2f", median_of(cpu)), format("%.3g", median_of(p50) / base50),
+                              format("%.3g", median_of(p99) / base99)});
+    }
+    report.tables.push_back(std::move(table));
+    report.notes.push_back("The issue sets no numeric goal here; with a 10 ms pacing period the messages "
+                           "leave in bursts of ten (|jitter| near 1 ms for most intervals, by design: simulated "
+                           "time is released 10 ms at a time). Pace with a period equal to the publish period for "
+                           "an even wall-clock rate.");
+
+    for (const auto& row : report.tables.front().rows) {
+        for (const auto& cell : row) std::printf("%s | ", cell.c_str());
+        std::printf("\n");
+    }
+    if (!json_path.empty()) report.write_json(json_path);
+    return 0;
+}
