@@ -136,6 +136,7 @@ std::vector<std::pair<double, double>> cdf(const simsync::LatenessSummary& s)
         seen += b.count;
         if (b.upper == WallClock::duration::max()) break;
         points.emplace_back(us(b.upper), s.count ? static_cast<double>(seen) / static_cast<double>(s.count) : 0.0);
+        if (seen == s.count) break; // the rest of the range is flat at 1
     }
     return points;
 }

@@ -181,6 +181,7 @@ int main(int argc, char** argv)
             seen += b.count;
             if (b.upper == simsync::WallClock::duration::max()) break;
             points.emplace_back(us(b.upper), last.count ? static_cast<double>(seen) / static_cast<double>(last.count) : 0);
+            if (seen == last.count) break; // the rest of the range is flat at 1
         }
         plot.series.push_back({v.name, std::move(points)});
     }

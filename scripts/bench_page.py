@@ -99,13 +99,13 @@ def render_plot(plot, plot_dir, gnuplot):
         return "no data"
     with tempfile.TemporaryDirectory() as tmp:
         lines = [
-            "set terminal pngcairo size 900,500 enhanced font 'sans,10'",
+            "set terminal pngcairo size 800,520 enhanced font 'sans,10'",
             "set output " + gp_string(os.path.join(plot_dir, plot["file"])),
             "set title " + gp_string(plot["title"]) + " noenhanced",
             "set xlabel " + gp_string(plot["xlabel"]) + " noenhanced",
             "set ylabel " + gp_string(plot["ylabel"]) + " noenhanced",
             "set grid",
-            "set key outside right top noenhanced",
+            "set key outside below noenhanced",
         ]
         if plot.get("logx"):
             lines.append("set logscale x")
