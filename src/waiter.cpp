@@ -3,6 +3,8 @@
 #include <boost/chrono/duration.hpp>
 #include <boost/thread/thread.hpp>
 
+#include <sched.h>
+
 #include <algorithm>
 #include <thread>
 #include <type_traits>
@@ -33,8 +35,10 @@ bool Waiter::spinning_enabled() noexcept
 
 bool Waiter::wait_until(WallTime deadline)
 {
-    if (spinning_enabled()) {
-        const auto spin_end = std::min(deadline, WallClock::now() + std::chrono::nanoseconds(spin_ns_));
+    if (!spinning_enabled()) return sleep_until(deadline);
+    const WallTime start = WallClock::now();
+    {
+        const auto spin_end = std::min(deadline, start + std::chrono::nanoseconds(spin_ns_));
         for (unsigned i = 1;; ++i) {
             std::uint32_t expected = kSignaled;
             if (state_.compare_exchange_strong(expected, kIdle, std::memory_order_acq_rel)) {
@@ -48,6 +52,22 @@ bool Waiter::wait_until(WallTime deadline)
         }
         spin_ns_ = std::max(kMinSpinNs, spin_ns_ / 2); // wasted: spin less next time
     }
+    const int cpu = sched_getcpu();
+    const bool signalled = sleep_until(deadline);
+    // A wait that ended soon after we slept, signalled from another CPU, would
+    // have been caught by a full spin: the short spin was a vicious circle (the
+    // partner slept too, so our wait included its wake-up, so our spin failed,
+    // so we slept, so its wait included ours). From the same CPU it would not:
+    // the waker could only run because we slept.
+    if (signalled && WallClock::now() - start < std::chrono::nanoseconds(kMaxSpinNs) &&
+        waker_cpu_.load(std::memory_order_relaxed) != cpu) {
+        spin_ns_ = kMaxSpinNs;
+    }
+    return signalled;
+}
+
+bool Waiter::sleep_until(WallTime deadline)
+{
 #if SIMSYNC_HAVE_FUTEX
     // Only a boost::thread can be interrupted; interruption_enabled() is false
     // on any other thread (std::thread, main).

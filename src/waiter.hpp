@@ -23,6 +23,8 @@
 
 #include <simsync/time.hpp>
 
+#include <sched.h>
+
 #include <atomic>
 #include <cstdint>
 
@@ -33,6 +35,7 @@ public:
     // Wakes the owner (or makes its next wait return at once). Any thread.
     void notify() noexcept
     {
+        waker_cpu_.store(sched_getcpu(), std::memory_order_relaxed); // published by the exchange
         const std::uint32_t previous = state_.exchange(kSignaled, std::memory_order_acq_rel);
         if (previous == kSleeping) {
             boost::lock_guard<boost::mutex> guard(mutex_);
@@ -58,6 +61,7 @@ private:
     static constexpr std::uint32_t kSleeping = 2;      // on cv_ (interruptible)
     static constexpr std::uint32_t kSleepingFutex = 3; // on the futex of state_
 
+    bool sleep_until(WallTime deadline);
     bool wait_futex(WallTime deadline) noexcept;
     bool wait_interruptible(WallTime deadline);
     void futex_wake() noexcept;
@@ -68,6 +72,7 @@ private:
     static constexpr std::int64_t kMinSpinNs = 1'000;
 
     std::atomic<std::uint32_t> state_{kIdle};
+    std::atomic<int> waker_cpu_{-1}; // CPU of the last notify, for the spin's adaptation
     boost::mutex mutex_;
     boost::condition_variable cv_;
 };
