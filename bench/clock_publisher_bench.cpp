@@ -19,8 +19,6 @@
 
 #include <simsync/simsync.hpp>
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -34,14 +32,6 @@ using simsync::WallTime;
 using simsync::bench::format;
 
 namespace {
-
-double cpu_seconds()
-{
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    auto seconds = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6; };
-    return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
 
 double us(WallClock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
@@ -68,7 +58,7 @@ Run plain_sleep(std::chrono::duration<double> length)
         const auto n = static_cast<std::size_t>(length / 1ms);
         std::vector<WallTime> stamps;
         stamps.reserve(n);
-        const double cpu0 = cpu_seconds();
+        const double cpu0 = simsync::bench::process_cpu_seconds();
         const WallTime t0 = WallClock::now();
         for (std::size_t k = 1; k <= n; ++k) {
             std::this_thread::sleep_until(t0 + k * 1ms);
@@ -76,7 +66,7 @@ Run plain_sleep(std::chrono::duration<double> length)
         }
         const double wall = std::chrono::duration<double>(WallClock::now() - t0).count();
         run.jitter = jitter_of(stamps);
-        run.cpu_share = (cpu_seconds() - cpu0) / wall;
+        run.cpu_share = (simsync::bench::process_cpu_seconds() - cpu0) / wall;
     }).join();
     return run;
 }
@@ -94,13 +84,13 @@ Run published(std::chrono::duration<double> length, simsync::SimDuration pacing_
     // Runs on the publisher's thread only; read after stop().
     clock.add_callback([&](const simsync::ClockMessage&) { stamps.push_back(WallClock::now()); });
     clock.start();
-    const double cpu0 = cpu_seconds();
+    const double cpu0 = simsync::bench::process_cpu_seconds();
     const WallTime t0 = WallClock::now();
     const auto span = std::chrono::duration_cast<simsync::SimDuration>(length);
     handler.run_until(simsync::SimTime{span});
     handler.wait_until_paused(WallClock::now() + std::chrono::duration_cast<WallClock::duration>(length * 4) + 10s);
     const double wall = std::chrono::duration<double>(WallClock::now() - t0).count();
-    const double cpu = cpu_seconds() - cpu0;
+    const double cpu = simsync::bench::process_cpu_seconds() - cpu0;
     clock.stop();
     // The first message is the one at the paused start (sent when the
     // publisher started): the intervals count from the first one after resume.
@@ -135,10 +125,6 @@ int main(int argc, char** argv)
         }
     }
 
-    auto median_of = [](std::vector<double> x) {
-        std::sort(x.begin(), x.end());
-        return x[x.size() / 2];
-    };
     simsync::bench::Report report;
     report.id = "clock_publisher";
     report.title = "Clock publisher at 1 kHz";
@@ -167,15 +153,15 @@ int main(int argc, char** argv)
             n += r.jitter.count;
         }
         if (v.kind == 0) {
-            base50 = median_of(p50);
-            base99 = median_of(p99);
+            base50 = simsync::bench::median(p50);
+            base99 = simsync::bench::median(p99);
         }
-        table.rows.push_back({v.name, format("%llu", static_cast<unsigned long long>(n)), format("%.1f", median_of(p50)),
-                              format("%.1f", median_of(p99)), format("%.1f", max),
-                              v.kind == 0 ? std::string("-") : format("%.1f", median_of(l50)),
-                              v.kind == 0 ? std::string("-") : format("%.1f", median_of(l99)),
-                              format("%.2f", median_of(cpu)), format("%.3g", median_of(p50) / base50),
-                              format("%.3g", median_of(p99) / base99)});
+        table.rows.push_back({v.name, format("%llu", static_cast<unsigned long long>(n)), format("%.1f", simsync::bench::median(p50)),
+                              format("%.1f", simsync::bench::median(p99)), format("%.1f", max),
+                              v.kind == 0 ? std::string("-") : format("%.1f", simsync::bench::median(l50)),
+                              v.kind == 0 ? std::string("-") : format("%.1f", simsync::bench::median(l99)),
+                              format("%.2f", simsync::bench::median(cpu)), format("%.3g", simsync::bench::median(p50) / base50),
+                              format("%.3g", simsync::bench::median(p99) / base99)});
     }
     report.tables.push_back(std::move(table));
     report.notes.push_back("The issue sets no numeric goal here; with a 10 ms pacing period the messages "

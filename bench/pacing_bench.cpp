@@ -17,12 +17,12 @@
 //
 // Usage: bench_pacing [--quick] [--long] [--json=PATH]
 
+#include "lateness_cdf.hpp"
 #include "report.hpp"
 
 #include <simsync/simsync.hpp>
 
 #include <sys/prctl.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -42,14 +42,6 @@ namespace {
 
 constexpr auto kPeriod = 10ms;
 
-double cpu_seconds()
-{
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    auto seconds = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6; };
-    return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
 double us(WallClock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
 struct Run {
@@ -64,7 +56,7 @@ Run plain_sleep(std::chrono::duration<double> length, bool tight_slack)
     std::thread([&] {
         if (tight_slack) (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
         simsync::LatenessHistogram histogram;
-        const double cpu0 = cpu_seconds();
+        const double cpu0 = simsync::bench::process_cpu_seconds();
         const WallTime t0 = WallClock::now();
         const auto periods = static_cast<long>(length / kPeriod);
         for (long k = 1; k <= periods; ++k) {
@@ -73,7 +65,7 @@ Run plain_sleep(std::chrono::duration<double> length, bool tight_slack)
             histogram.record(WallClock::now() - deadline);
         }
         const double wall = std::chrono::duration<double>(WallClock::now() - t0).count();
-        run = {histogram.summary(), (cpu_seconds() - cpu0) / wall};
+        run = {histogram.summary(), (simsync::bench::process_cpu_seconds() - cpu0) / wall};
     }).join();
     return run;
 }
@@ -86,13 +78,13 @@ Run paced(std::chrono::duration<double> length, bool default_config)
     simsync::PacerConfig config{.period = kPeriod, .rate_window = 2s};
     if (!default_config) config.spin_tail = 0ns;
     simsync::RealTimePacer pacer(handler, scale, config);
-    const double cpu0 = cpu_seconds();
+    const double cpu0 = simsync::bench::process_cpu_seconds();
     const WallTime t0 = WallClock::now();
     const auto span = std::chrono::duration_cast<simsync::SimDuration>(length);
     handler.run_until(simsync::SimTime{span} + 5ms);
     handler.wait_until_paused(WallClock::now() + std::chrono::duration_cast<WallClock::duration>(length * 4) + 10s);
     const double wall = std::chrono::duration<double>(WallClock::now() - t0).count();
-    return {pacer.stats().lateness, (cpu_seconds() - cpu0) / wall};
+    return {pacer.stats().lateness, (simsync::bench::process_cpu_seconds() - cpu0) / wall};
 }
 
 // Drift over `seconds` of paced simulation (see the file comment).
@@ -128,19 +120,6 @@ std::vector<std::pair<double, double>> drift(int seconds)
     return points;
 }
 
-std::vector<std::pair<double, double>> cdf(const simsync::LatenessSummary& s)
-{
-    std::vector<std::pair<double, double>> points;
-    std::uint64_t seen = 0;
-    for (const auto& b : s.histogram) {
-        seen += b.count;
-        if (b.upper == WallClock::duration::max()) break;
-        points.emplace_back(us(b.upper), s.count ? static_cast<double>(seen) / static_cast<double>(s.count) : 0.0);
-        if (seen == s.count) break; // the rest of the range is flat at 1
-    }
-    return points;
-}
-
 } // namespace
 
 int main(int argc, char** argv)
@@ -172,10 +151,6 @@ int main(int argc, char** argv)
 
     // Percentiles over all samples of a variant: combine the runs' summaries by
     // taking the median of each figure over the runs (and the max of the max).
-    auto median_of = [](std::vector<double> x) {
-        std::sort(x.begin(), x.end());
-        return x[x.size() / 2];
-    };
     simsync::bench::Report report;
     report.id = "pacing";
     report.title = "Real-time pacing";
@@ -205,7 +180,7 @@ int main(int argc, char** argv)
             max = std::max(max, us(r.lateness.max));
             n += r.lateness.count;
         }
-        figs.push_back({median_of(p50), median_of(p99), max, median_of(cpu), n});
+        figs.push_back({simsync::bench::median(p50), simsync::bench::median(p99), max, simsync::bench::median(cpu), n});
     }
     const Fig& base = figs.front();
     auto ratio = [](double a, double b) { return b > 0 ? format("%.3g", a / b) : std::string("-"); };
@@ -234,7 +209,7 @@ int main(int argc, char** argv)
                               .logy = false,
                               .style = "steps",
                               .series = {}};
-    for (const Variant& v : variants) plot.series.push_back({v.name, cdf(v.runs.back().lateness)});
+    for (const Variant& v : variants) plot.series.push_back({v.name, simsync::bench::lateness_cdf(v.runs.back().lateness)});
     report.plots.push_back(std::move(plot));
 
     if (long_mode) {

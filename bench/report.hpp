@@ -69,6 +69,13 @@ struct Report {
     void write_json(const std::string& path) const;
 };
 
+/// The median of `values` (the upper one of the two middle values for an even
+/// count); 0 for none.
+double median(std::vector<double> values);
+
+/// User + system CPU time of the whole process so far (getrusage), in seconds.
+double process_cpu_seconds();
+
 /// printf into a std::string, for table cells.
 [[gnu::format(printf, 1, 2)]] std::string format(const char* fmt, ...);
 

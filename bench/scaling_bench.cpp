@@ -224,10 +224,6 @@ int main(int argc, char** argv)
         }
     }
 
-    auto median_of = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-    };
     simsync::bench::Report report;
     report.id = "scaling";
     report.title = "Scaling with the number of accessors";
@@ -243,10 +239,10 @@ int main(int argc, char** argv)
         target_grants, reps);
     simsync::bench::Table table{"", {"accessors", "simulated steps", "grants", "median ns/grant", "min", "max",
                                      "ratio to N=1", "ratio to N=8", "vol. cs/grant", "invol. cs/grant"}, {}};
-    const double base = median_of(rows.front().ns_per_grant);
+    const double base = simsync::bench::median(rows.front().ns_per_grant);
     // N = 8 is the first case where grants go to other threads (a handoff):
     // against it, the growth is what more accessors cost the grant engine.
-    const double base8 = median_of(rows[1].ns_per_grant);
+    const double base8 = simsync::bench::median(rows[1].ns_per_grant);
     simsync::bench::Plot cost{.file = "scaling_cost.png",
                               .title = "Wall time per grant against the number of accessors",
                               .xlabel = "accessors (one thread each)",
@@ -265,14 +261,14 @@ int main(int argc, char** argv)
                                   .series = {{"simsync, median", {}}, {"1.5 (goal)", {}}}};
     double worst_vcsw = 0;
     for (const Row& row : rows) {
-        const double m = median_of(row.ns_per_grant);
-        const double v = median_of(row.vcsw);
+        const double m = simsync::bench::median(row.ns_per_grant);
+        const double v = simsync::bench::median(row.vcsw);
         worst_vcsw = std::max(worst_vcsw, v);
         table.rows.push_back({format("%d", row.n), format("%lld", static_cast<long long>(row.steps)),
                               format("%llu", static_cast<unsigned long long>(row.grants)), format("%.0f", m),
                               format("%.0f", *std::min_element(row.ns_per_grant.begin(), row.ns_per_grant.end())),
                               format("%.0f", *std::max_element(row.ns_per_grant.begin(), row.ns_per_grant.end())),
-                              format("%.2f", m / base), format("%.2f", m / base8), format("%.2f", v), format("%.2f", median_of(row.ivcsw))});
+                              format("%.2f", m / base), format("%.2f", m / base8), format("%.2f", v), format("%.2f", simsync::bench::median(row.ivcsw))});
         cost.series[0].points.emplace_back(row.n, m);
         cost.series[1].points.emplace_back(row.n, 2 * base);
         switches.series[0].points.emplace_back(row.n, v);
@@ -285,7 +281,7 @@ int main(int argc, char** argv)
                                   heap_per, rss_per_thread));
     report.plots.push_back(std::move(cost));
     report.plots.push_back(std::move(switches));
-    const double at1024 = median_of(rows.back().ns_per_grant);
+    const double at1024 = simsync::bench::median(rows.back().ns_per_grant);
     report.goals.push_back({"per-grant cost at 1024 accessors at most 2x that at 1", "<= 2.00x",
                             format("%.1fx (%.0f ns vs %.0f ns)", at1024 / base, at1024, base), at1024 / base <= 2});
     report.goals.push_back({"at most 1.5 voluntary context switches per grant (every N)", "<= 1.50",

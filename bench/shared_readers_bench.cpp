@@ -129,10 +129,6 @@ int main(int argc, char** argv)
         }
     }
 
-    auto median_of = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-    };
     simsync::bench::Report report;
     report.id = "shared_readers";
     report.title = "Shared readers";
@@ -161,15 +157,15 @@ int main(int argc, char** argv)
         const Cell& e = exclusive[w];
         const double wus = std::chrono::duration<double, std::micro>(works[w]).count();
         auto us = [](double ns) { return format("%.2f", ns / 1000); };
-        table.rows.push_back({format("%.0f us", wus), us(median_of(s.ns)), us(*std::min_element(s.ns.begin(), s.ns.end())),
-                              us(*std::max_element(s.ns.begin(), s.ns.end())), us(median_of(e.ns)),
+        table.rows.push_back({format("%.0f us", wus), us(simsync::bench::median(s.ns)), us(*std::min_element(s.ns.begin(), s.ns.end())),
+                              us(*std::max_element(s.ns.begin(), s.ns.end())), us(simsync::bench::median(e.ns)),
                               us(*std::min_element(e.ns.begin(), e.ns.end())), us(*std::max_element(e.ns.begin(), e.ns.end())),
-                              format("%.2f", median_of(s.ns) / median_of(e.ns)),
-                              works[w] > 0ns ? format("%.2f", median_of(s.overlap)) : std::string("-"),
-                              works[w] > 0ns ? format("%.2f", median_of(e.overlap)) : std::string("-"),
-                              format("%.2f", median_of(s.vcsw)), format("%.2f", median_of(e.vcsw))});
-        plot.series[0].points.emplace_back(wus, median_of(s.ns) / 1000);
-        plot.series[1].points.emplace_back(wus, median_of(e.ns) / 1000);
+                              format("%.2f", simsync::bench::median(s.ns) / simsync::bench::median(e.ns)),
+                              works[w] > 0ns ? format("%.2f", simsync::bench::median(s.overlap)) : std::string("-"),
+                              works[w] > 0ns ? format("%.2f", simsync::bench::median(e.overlap)) : std::string("-"),
+                              format("%.2f", simsync::bench::median(s.vcsw)), format("%.2f", simsync::bench::median(e.vcsw))});
+        plot.series[0].points.emplace_back(wus, simsync::bench::median(s.ns) / 1000);
+        plot.series[1].points.emplace_back(wus, simsync::bench::median(e.ns) / 1000);
     }
     report.tables.push_back(std::move(table));
     report.plots.push_back(std::move(plot));

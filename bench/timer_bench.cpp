@@ -12,11 +12,10 @@
 //
 // Usage: bench_timer [--quick] [--json=PATH]
 
+#include "lateness_cdf.hpp"
 #include "report.hpp"
 
 #include <simsync/simsync.hpp>
-
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -32,14 +31,6 @@ using simsync::SystemClock;
 using simsync::bench::format;
 
 namespace {
-
-double cpu_seconds()
-{
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    auto seconds = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6; };
-    return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
 
 double us(std::chrono::nanoseconds d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
@@ -61,7 +52,7 @@ Run plain_sleep(std::chrono::nanoseconds period, std::chrono::duration<double> l
     Run run;
     std::thread([&] {
         simsync::LatenessHistogram histogram;
-        const double cpu0 = cpu_seconds();
+        const double cpu0 = simsync::bench::process_cpu_seconds();
         const auto start = std::chrono::steady_clock::now();
         const auto calls = static_cast<long>(length / period);
         SystemClock::time_point deadline = next_grid(SystemClock::now(), period);
@@ -70,7 +61,7 @@ Run plain_sleep(std::chrono::nanoseconds period, std::chrono::duration<double> l
             histogram.record(SystemClock::now() - deadline);
         }
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        run = {histogram.summary(), (cpu_seconds() - cpu0) / wall, 0};
+        run = {histogram.summary(), (simsync::bench::process_cpu_seconds() - cpu0) / wall, 0};
     }).join();
     return run;
 }
@@ -86,7 +77,7 @@ Run timer(std::chrono::nanoseconds period, std::chrono::duration<double> length)
     config.clock = simsync::TimerClock::real;
     simsync::PeriodicTimer t(config);
     std::uint64_t n = 0;
-    const double cpu0 = cpu_seconds();
+    const double cpu0 = simsync::bench::process_cpu_seconds();
     const auto start = std::chrono::steady_clock::now();
     t.start_async([&](const simsync::TimerTick& tick) {
         const auto now = SystemClock::now();
@@ -96,7 +87,7 @@ Run timer(std::chrono::nanoseconds period, std::chrono::duration<double> length)
     done.get_future().wait();
     t.stop();
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return {histogram.summary(), (cpu_seconds() - cpu0) / wall, t.skipped()};
+    return {histogram.summary(), (simsync::bench::process_cpu_seconds() - cpu0) / wall, t.skipped()};
 }
 
 } // namespace
@@ -128,10 +119,6 @@ int main(int argc, char** argv)
         for (Variant& v : variants) v.runs.push_back(v.baseline ? plain_sleep(v.period, length) : timer(v.period, length));
     }
 
-    auto median_of = [](std::vector<double> x) {
-        std::sort(x.begin(), x.end());
-        return x[x.size() / 2];
-    };
     simsync::bench::Report report;
     report.id = "timer";
     report.title = "Periodic timer (real clock)";
@@ -167,23 +154,14 @@ int main(int argc, char** argv)
             skipped += r.skipped;
         }
         if (v.baseline) {
-            base_p50 = median_of(p50);
-            base_p99 = median_of(p99);
+            base_p50 = simsync::bench::median(p50);
+            base_p99 = simsync::bench::median(p99);
         }
-        table.rows.push_back({v.name, format("%llu", static_cast<unsigned long long>(n)), format("%.1f", median_of(p50)),
-                              format("%.1f", median_of(p99)), format("%.1f", max), format("%.2f", median_of(cpu)),
+        table.rows.push_back({v.name, format("%llu", static_cast<unsigned long long>(n)), format("%.1f", simsync::bench::median(p50)),
+                              format("%.1f", simsync::bench::median(p99)), format("%.1f", max), format("%.2f", simsync::bench::median(cpu)),
                               v.baseline ? std::string("-") : format("%llu", static_cast<unsigned long long>(skipped)),
-                              format("%.3g", median_of(p50) / base_p50), format("%.3g", median_of(p99) / base_p99)});
-        std::vector<std::pair<double, double>> points;
-        const auto& last = v.runs.back().lateness;
-        std::uint64_t seen = 0;
-        for (const auto& b : last.histogram) {
-            seen += b.count;
-            if (b.upper == simsync::WallClock::duration::max()) break;
-            points.emplace_back(us(b.upper), last.count ? static_cast<double>(seen) / static_cast<double>(last.count) : 0);
-            if (seen == last.count) break; // the rest of the range is flat at 1
-        }
-        plot.series.push_back({v.name, std::move(points)});
+                              format("%.3g", simsync::bench::median(p50) / base_p50), format("%.3g", simsync::bench::median(p99) / base_p99)});
+        plot.series.push_back({v.name, simsync::bench::lateness_cdf(v.runs.back().lateness)});
     }
     report.tables.push_back(std::move(table));
     report.plots.push_back(std::move(plot));
