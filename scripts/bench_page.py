@@ -112,6 +112,8 @@ def render_plot(plot, plot_dir, gnuplot):
         if plot.get("logy"):
             lines.append("set logscale y")
         style = plot.get("style") or "linespoints"
+        if style == "steps":  # cumulative fractions: keep a line at 1 off the border
+            lines.append("set yrange [0:1.05]")
         items = []
         for n, s in enumerate(series):
             data = os.path.join(tmp, f"s{n}.dat")
