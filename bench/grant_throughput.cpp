@@ -178,9 +178,14 @@ enum Turn : std::uint32_t { kMainTurn = 0, kPartnerTurn = 1, kStopped = 2 };
 
 class AtomicWaitChannel {
 public:
+    // The stores are seq_cst, not release, on purpose: libstdc++ 12's notify
+    // skips the futex wake when its waiter count reads zero, and a release store
+    // followed by that load may be reordered (x86 store buffer), so a waiter that
+    // had just counted itself in was never woken: this benchmark once hung with
+    // both threads in futex_wait, each on a value the other had changed.
     void round()
     {
-        turn_.store(kPartnerTurn, std::memory_order_release);
+        turn_.store(kPartnerTurn, std::memory_order_seq_cst);
         turn_.notify_one();
         while (turn_.load(std::memory_order_acquire) == kPartnerTurn) {
             turn_.wait(kPartnerTurn, std::memory_order_acquire);
@@ -195,14 +200,14 @@ public:
                 turn_.wait(kMainTurn, std::memory_order_acquire);
             }
             if (seen == kStopped) return;
-            turn_.store(kMainTurn, std::memory_order_release);
+            turn_.store(kMainTurn, std::memory_order_seq_cst);
             turn_.notify_one();
         }
     }
 
     void stop()
     {
-        turn_.store(kStopped, std::memory_order_release);
+        turn_.store(kStopped, std::memory_order_seq_cst);
         turn_.notify_one();
     }
 
