@@ -21,7 +21,7 @@
 // the loop (outside the timed region) answers, so Google Benchmark still chooses
 // the iteration count, repeats and aggregates, and thread start-up is not timed.
 //
-// Usage: bench_grant_throughput [--quick] [--markdown=PATH] [--benchmark_* flags]
+// Usage: bench_grant_throughput [--quick] [--json=PATH] [--benchmark_* flags]
 
 #include "harness.hpp"
 
