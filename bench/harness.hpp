@@ -1,7 +1,8 @@
 #pragma once
 // Shared harness for simsync's benchmark executables.
 //
-// Every benchmark executable is a Suite: a list of cases, one of which is the
+// Every Google Benchmark executable (the micro-benchmarks; scenario benchmarks
+// have their own loops) is a Suite: a list of cases, one of which is the
 // baseline that every other case is divided by. The machine these run on is a
 // shared, noisy 2-vCPU VM, so an absolute time means little on its own; a ratio
 // against a baseline measured minutes earlier in the same process is what a
