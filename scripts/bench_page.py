@@ -178,7 +178,9 @@ def main():
     page += ["Every figure stands beside a baseline measured in the same run, on the same machine, "
              "minutes apart: this is a shared 2-vCPU VM where absolute times move with other people's "
              "load, and the ratios move much less. Goals are checked by the benchmarks against their own "
-             "figures.", ""]
+             "figures. Latency tables give p50, p99 and max over every sample; tables of times per "
+             "operation give the median and min-max over a few repetitions, where a p99 over the "
+             "repetitions would be their max.", ""]
 
     page += ["## Goals", ""]
     goal_rows = []
