@@ -148,6 +148,48 @@ double median(std::vector<double> values)
     return values[values.size() / 2];
 }
 
+void Report::print(std::FILE* out) const
+{
+    std::fprintf(out, "%s%s\n", title.c_str(), quick ? " (quick)" : "");
+    for (const Table& t : tables) {
+        std::fprintf(out, "\n");
+        if (!t.caption.empty()) std::fprintf(out, "%s\n", t.caption.c_str());
+        // Widths in bytes: the cells are ASCII (microseconds spelt "us").
+        std::vector<std::size_t> width(t.columns.size(), 0);
+        auto widen = [&](const std::vector<std::string>& cells) {
+            if (cells.size() > width.size()) width.resize(cells.size(), 0);
+            for (std::size_t i = 0; i < cells.size(); ++i) width[i] = std::max(width[i], cells[i].size());
+        };
+        widen(t.columns);
+        for (const auto& row : t.rows) widen(row);
+        // First column (the variant) left-aligned, figures right-aligned.
+        auto line = [&](const std::vector<std::string>& cells) {
+            for (std::size_t i = 0; i < cells.size(); ++i) {
+                const int w = static_cast<int>(width[i]);
+                if (i == 0) {
+                    std::fprintf(out, "%-*s", w, cells[i].c_str());
+                } else {
+                    std::fprintf(out, "  %*s", w, cells[i].c_str());
+                }
+            }
+            std::fprintf(out, "\n");
+        };
+        line(t.columns);
+        std::size_t total = 0;
+        for (std::size_t w : width) total += w + 2;
+        std::fprintf(out, "%s\n", std::string(total > 2 ? total - 2 : 0, '-').c_str());
+        for (const auto& row : t.rows) line(row);
+    }
+    if (!goals.empty()) std::fprintf(out, "\n");
+    for (const Goal& g : goals) {
+        std::fprintf(out, "%-14s %s: %s (target %s)\n",
+                     !g.checked ? "goal not run:" : g.met ? "goal met:" : "goal MISSED:", g.goal.c_str(),
+                     g.measured.c_str(), g.target.c_str());
+    }
+    if (!notes.empty()) std::fprintf(out, "\n");
+    for (const std::string& n : notes) std::fprintf(out, "%s\n", n.c_str());
+}
+
 double process_cpu_seconds()
 {
     rusage usage{};

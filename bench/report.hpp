@@ -17,6 +17,7 @@
 //
 // Thread safety: plain values; fill and write from one thread.
 
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,6 +68,10 @@ struct Report {
 
     /// Writes the JSON document; throws std::runtime_error naming the path on failure.
     void write_json(const std::string& path) const;
+    /// Prints what a reader of the terminal needs: every table with its column
+    /// headers, columns aligned, then the goals (met / MISSED / not run) and the
+    /// notes. Plots are left to the page.
+    void print(std::FILE* out = stdout) const;
 };
 
 /// The median of `values` (the upper one of the two middle values for an even
