@@ -22,7 +22,6 @@
 #include <simsync/simsync.hpp>
 
 #include <sched.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -82,17 +81,6 @@ struct RunFigures {
     std::uint64_t grants = 0;
 };
 
-struct Usage {
-    long nvcsw;
-    long nivcsw;
-    static Usage now()
-    {
-        rusage u{};
-        getrusage(RUSAGE_SELF, &u);
-        return {u.ru_nvcsw, u.ru_nivcsw};
-    }
-};
-
 RunFigures run_raw(simsync::SimTime end)
 {
     sb::BulletWorld world(sb::default_scene());
@@ -101,7 +89,7 @@ RunFigures run_raw(simsync::SimTime end)
     std::vector<std::int64_t> next(kSensors, 0);
     std::int64_t next_control = 0;
     volatile double sink = 0;
-    const Usage u0 = Usage::now();
+    const auto cs0 = simsync::bench::ContextSwitches::now();
     const auto start = std::chrono::steady_clock::now();
     for (simsync::SimTime t = simsync::kSimStart;; t += kStep) {
         // Same order as the handler at one instant: the controller (priority 1)
@@ -122,9 +110,9 @@ RunFigures run_raw(simsync::SimTime end)
     world.hash_state(hash);
     RunFigures f;
     f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const Usage u1 = Usage::now();
-    f.voluntary_switches = u1.nvcsw - u0.nvcsw;
-    f.involuntary_switches = u1.nivcsw - u0.nivcsw;
+    const auto cs = simsync::bench::ContextSwitches::now() - cs0;
+    f.voluntary_switches = cs.voluntary;
+    f.involuntary_switches = cs.involuntary;
     f.hash = hash.hex();
     return f;
 }
@@ -154,7 +142,7 @@ RunFigures run_handler(simsync::SimTime end)
     std::uint64_t clock_bytes = 0; // a callback sink that does a little work per message
     clock.add_callback([&](const simsync::ClockMessage& m) { clock_bytes += simsync::encode_clock_datagram(m).size(); });
 
-    const Usage u0 = Usage::now();
+    const auto cs0 = simsync::bench::ContextSwitches::now();
     clock.start();
     const auto start = std::chrono::steady_clock::now();
     std::vector<std::thread> threads;
@@ -195,9 +183,9 @@ RunFigures run_handler(simsync::SimTime end)
     RunFigures f;
     f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     clock.stop();
-    const Usage u1 = Usage::now();
-    f.voluntary_switches = u1.nvcsw - u0.nvcsw;
-    f.involuntary_switches = u1.nivcsw - u0.nivcsw;
+    const auto cs = simsync::bench::ContextSwitches::now() - cs0;
+    f.voluntary_switches = cs.voluntary;
+    f.involuntary_switches = cs.involuntary;
     f.grants = handler.snapshot().grants;
     handler.stop();
     for (double b : blocked) f.blocked_s += b;
@@ -337,12 +325,10 @@ int main(int argc, char** argv)
                                 format("%.3fx (%.1f us of synchronisation per step)", ratio,
                                        (hs.median - rs.median) / steps * 1e6),
                                 ratio <= 1.05});
-        std::printf("%-16s ratio handler/raw (medians) %.3f; per step: raw %.1f us, handler %.1f us\n", v.name, ratio,
-                    rs.median / steps * 1e6, hs.median / steps * 1e6);
     }
     report.tables.push_back(std::move(table));
     report.notes.push_back(same ? "Trajectory hashes: all runs equal (the handler changes nothing in the physics)."
                                 : "**Trajectory hashes differ between runs: a determinism bug.**");
-    if (!json_path.empty()) report.write_json(json_path);
+    simsync::bench::publish(report, json_path);
     return same ? 0 : 1;
 }

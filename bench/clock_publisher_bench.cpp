@@ -15,7 +15,7 @@
 //
 // Usage: bench_clock_publisher [--quick] [--json=PATH]
 
-#include "lateness_cdf.hpp"
+#include "lateness.hpp"
 #include "report.hpp"
 
 #include <simsync/simsync.hpp>
@@ -33,8 +33,6 @@ using simsync::WallTime;
 using simsync::bench::format;
 
 namespace {
-
-double us(WallClock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
 struct Run {
     simsync::LatenessSummary jitter; // |interval - 1 ms|
@@ -103,12 +101,9 @@ Run published(std::chrono::duration<double> length, simsync::SimDuration pacing_
 
 int main(int argc, char** argv)
 {
-    const std::string json_path = simsync::bench::take_json_flag(argc, argv);
-    const bool quick = simsync::bench::take_flag(argc, argv, "--quick");
-    if (argc > 1) {
-        std::fprintf(stderr, "usage: %s [--quick] [--json=PATH]\n", argv[0]);
-        return 2;
-    }
+    const auto args = simsync::bench::take_scenario_args(argc, argv);
+    if (!args) return 2;
+    const bool quick = args->quick;
     const int reps = quick ? 1 : 5;
     // 10 s per variant in all, in repetitions of 2 s (quick: 1 x 1 s).
     const std::chrono::duration<double> length(quick ? 1.0 : 2.0);
@@ -151,28 +146,25 @@ int main(int argc, char** argv)
                               .series = {}};
     for (const Variant& v : variants) {
         plot.series.push_back({v.name, simsync::bench::lateness_cdf(v.runs.back().jitter)});
-        std::vector<double> p50, p99, l50, l99, cpu;
-        double max = 0;
-        std::uint64_t n = 0;
+        std::vector<simsync::LatenessSummary> jitter, pacer;
+        std::vector<double> cpu;
         for (const Run& r : v.runs) {
-            p50.push_back(us(r.jitter.p50));
-            p99.push_back(us(r.jitter.p99));
-            l50.push_back(us(r.pacer.p50));
-            l99.push_back(us(r.pacer.p99));
+            jitter.push_back(r.jitter);
+            pacer.push_back(r.pacer);
             cpu.push_back(100 * r.cpu_share);
-            max = std::max(max, us(r.jitter.max));
-            n += r.jitter.count;
         }
+        const simsync::bench::LatenessOverRuns j = simsync::bench::over_runs(jitter);
+        const simsync::bench::LatenessOverRuns p = simsync::bench::over_runs(pacer);
         if (v.kind == 0) {
-            base50 = simsync::bench::median(p50);
-            base99 = simsync::bench::median(p99);
+            base50 = j.p50_us;
+            base99 = j.p99_us;
         }
-        table.rows.push_back({v.name, format("%llu", static_cast<unsigned long long>(n)), format("%.1f", simsync::bench::median(p50)),
-                              format("%.1f", simsync::bench::median(p99)), format("%.1f", max),
-                              v.kind == 0 ? std::string("-") : format("%.1f", simsync::bench::median(l50)),
-                              v.kind == 0 ? std::string("-") : format("%.1f", simsync::bench::median(l99)),
-                              format("%.2f", simsync::bench::median(cpu)), format("%.3g", simsync::bench::median(p50) / base50),
-                              format("%.3g", simsync::bench::median(p99) / base99)});
+        table.rows.push_back({v.name, format("%llu", static_cast<unsigned long long>(j.count)), format("%.1f", j.p50_us),
+                              format("%.1f", j.p99_us), format("%.1f", j.max_us),
+                              v.kind == 0 ? std::string("-") : format("%.1f", p.p50_us),
+                              v.kind == 0 ? std::string("-") : format("%.1f", p.p99_us),
+                              format("%.2f", simsync::bench::median(cpu)), format("%.3g", j.p50_us / base50),
+                              format("%.3g", j.p99_us / base99)});
     }
     report.tables.push_back(std::move(table));
     report.plots.push_back(std::move(plot));
@@ -181,7 +173,6 @@ int main(int argc, char** argv)
                            "time is released 10 ms at a time). Pace with a period equal to the publish period for "
                            "an even wall-clock rate.");
 
-    report.print();
-    if (!json_path.empty()) report.write_json(json_path);
+    simsync::bench::publish(report, args->json_path);
     return 0;
 }

@@ -1,7 +1,6 @@
 #include "harness.hpp"
 
 #include <sched.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -57,33 +56,14 @@ int CpuPin::current_cpu() noexcept
 
 // ------------------------------------------------------------- context switches
 
-namespace {
-struct Switches {
-    long voluntary;
-    long involuntary;
-};
-
-Switches read_switches()
-{
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return {usage.ru_nvcsw, usage.ru_nivcsw};
-}
-} // namespace
-
-ContextSwitchMeter::ContextSwitchMeter()
-{
-    const Switches now = read_switches();
-    voluntary_ = now.voluntary;
-    involuntary_ = now.involuntary;
-}
+ContextSwitchMeter::ContextSwitchMeter() : start_(ContextSwitches::now()) {}
 
 void ContextSwitchMeter::report(benchmark::State& state, int ops_done) const
 {
-    const Switches now = read_switches();
+    const ContextSwitches done = ContextSwitches::now() - start_;
     const double ops = std::max(1, ops_done);
-    state.counters["vcsw_per_op"] = static_cast<double>(now.voluntary - voluntary_) / ops;
-    state.counters["ivcsw_per_op"] = static_cast<double>(now.involuntary - involuntary_) / ops;
+    state.counters["vcsw_per_op"] = static_cast<double>(done.voluntary) / ops;
+    state.counters["ivcsw_per_op"] = static_cast<double>(done.involuntary) / ops;
 }
 
 // ------------------------------------------------------------------- statistics
@@ -354,23 +334,12 @@ int Suite::run(int argc, char** argv)
                                 .met = !std::isnan(r) && r <= g.max_ratio});
     }
 
-    std::cout << "\n" << title_ << "\n";
-    for (const auto& row : report.tables.front().rows) {
-        for (const auto& cell : row) std::cout << cell << " | ";
-        std::cout << "\n";
-    }
-    for (const Goal& g : report.goals) {
-        std::cout << (g.met ? "goal met:    " : "goal missed: ") << g.goal << ": " << g.measured << "\n";
-    }
-    std::cout << std::flush;
-
-    if (!options.json_path.empty()) {
-        try {
-            report.write_json(options.json_path);
-        } catch (const std::exception& e) {
-            std::cerr << e.what() << "\n";
-            return 1;
-        }
+    std::cout << "\n" << std::flush; // after Google Benchmark's console output
+    try {
+        publish(report, options.json_path);
+    } catch (const std::exception& e) {
+        std::cerr << e.what() << "\n";
+        return 1;
     }
     return 0;
 }

@@ -99,8 +99,7 @@ public:
     void report(benchmark::State& state, int ops_done) const;
 
 private:
-    long voluntary_ = 0;
-    long involuntary_ = 0;
+    ContextSwitches start_;
 };
 
 /// Pins the calling thread to one CPU for the object's lifetime, then restores

@@ -18,7 +18,7 @@
 //
 // Usage: bench_pacing [--quick] [--long] [--json=PATH]
 
-#include "lateness_cdf.hpp"
+#include "lateness.hpp"
 #include "report.hpp"
 
 #include <simsync/simsync.hpp>
@@ -38,12 +38,11 @@ using namespace std::chrono_literals;
 using simsync::WallClock;
 using simsync::WallTime;
 using simsync::bench::format;
+using simsync::bench::us;
 
 namespace {
 
 constexpr auto kPeriod = 10ms;
-
-double us(WallClock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
 struct Run {
     simsync::LatenessSummary lateness;
@@ -125,13 +124,10 @@ std::vector<std::pair<double, double>> drift(int seconds)
 
 int main(int argc, char** argv)
 {
-    const std::string json_path = simsync::bench::take_json_flag(argc, argv);
-    const bool quick = simsync::bench::take_flag(argc, argv, "--quick");
     const bool long_mode = simsync::bench::take_flag(argc, argv, "--long");
-    if (argc > 1) {
-        std::fprintf(stderr, "usage: %s [--quick] [--long] [--json=PATH]\n", argv[0]);
-        return 2;
-    }
+    const auto args = simsync::bench::take_scenario_args(argc, argv, "[--long]");
+    if (!args) return 2;
+    const bool quick = args->quick;
     // 10 s per variant in all, in repetitions of 2 s (quick: 1 x 1 s).
     const int reps = quick ? 1 : 5;
     const std::chrono::duration<double> length(quick ? 1.0 : 2.0);
@@ -156,8 +152,6 @@ int main(int argc, char** argv)
         for (Variant& v : variants) v.runs.push_back(v.run());
     }
 
-    // Percentiles over all samples of a variant: combine the runs' summaries by
-    // taking the median of each figure over the runs (and the max of the max).
     simsync::bench::Report report;
     report.id = "pacing";
     report.title = "Real-time pacing";
@@ -172,39 +166,36 @@ int main(int argc, char** argv)
     simsync::bench::Table table{"", {"variant", "releases", "p50 us", "p99 us", "max us", "CPU %", "p50 ratio",
                                      "p99 ratio", "CPU ratio"}, {}};
     struct Fig {
-        double p50, p99, max, cpu;
-        std::uint64_t n;
+        simsync::bench::LatenessOverRuns lateness;
+        double cpu; // median over the repetitions, % of a core
     };
     std::vector<Fig> figs;
     for (const Variant& v : variants) {
-        std::vector<double> p50, p99, cpu;
-        double max = 0;
-        std::uint64_t n = 0;
+        std::vector<simsync::LatenessSummary> lateness;
+        std::vector<double> cpu;
         for (const Run& r : v.runs) {
-            p50.push_back(us(r.lateness.p50));
-            p99.push_back(us(r.lateness.p99));
+            lateness.push_back(r.lateness);
             cpu.push_back(100 * r.cpu_share);
-            max = std::max(max, us(r.lateness.max));
-            n += r.lateness.count;
         }
-        figs.push_back({simsync::bench::median(p50), simsync::bench::median(p99), max, simsync::bench::median(cpu), n});
+        figs.push_back({simsync::bench::over_runs(lateness), simsync::bench::median(cpu)});
     }
     const Fig& base = figs.front();
     auto ratio = [](double a, double b) { return b > 0 ? format("%.3g", a / b) : std::string("-"); };
     for (std::size_t i = 0; i < variants.size(); ++i) {
         const Fig& f = figs[i];
-        table.rows.push_back({variants[i].name, format("%llu", static_cast<unsigned long long>(f.n)),
-                              format("%.1f", f.p50), format("%.1f", f.p99), format("%.1f", f.max),
-                              format("%.2f", f.cpu), ratio(f.p50, base.p50), ratio(f.p99, base.p99),
-                              ratio(f.cpu, base.cpu)});
+        table.rows.push_back({variants[i].name, format("%llu", static_cast<unsigned long long>(f.lateness.count)),
+                              format("%.1f", f.lateness.p50_us), format("%.1f", f.lateness.p99_us),
+                              format("%.1f", f.lateness.max_us), format("%.2f", f.cpu),
+                              ratio(f.lateness.p50_us, base.lateness.p50_us),
+                              ratio(f.lateness.p99_us, base.lateness.p99_us), ratio(f.cpu, base.cpu)});
     }
     report.tables.push_back(std::move(table));
 
     const Fig& pacer = figs[2];
-    report.goals.push_back({"pacer (default config): lateness p50 <= 5 us", "<= 5 us", format("%.1f us", pacer.p50),
-                            pacer.p50 <= 5});
+    report.goals.push_back({"pacer (default config): lateness p50 <= 5 us", "<= 5 us",
+                            format("%.1f us", pacer.lateness.p50_us), pacer.lateness.p50_us <= 5});
     report.goals.push_back({"pacer (default config): lateness p99 <= 150 us", "<= 150 us",
-                            format("%.1f us", pacer.p99), pacer.p99 <= 150});
+                            format("%.1f us", pacer.lateness.p99_us), pacer.lateness.p99_us <= 150});
     report.goals.push_back({"pacer (default config): CPU <= 10 % of a core", "<= 10 %", format("%.2f %%", pacer.cpu),
                             pacer.cpu <= 10});
 
@@ -243,7 +234,6 @@ int main(int argc, char** argv)
                                 "not run (needs --long)", false, false});
     }
 
-    report.print();
-    if (!json_path.empty()) report.write_json(json_path);
+    simsync::bench::publish(report, args->json_path);
     return 0;
 }

@@ -190,6 +190,32 @@ void Report::print(std::FILE* out) const
     for (const std::string& n : notes) std::fprintf(out, "%s\n", n.c_str());
 }
 
+std::optional<ScenarioArgs> take_scenario_args(int& argc, char** argv, const char* own_flags)
+{
+    ScenarioArgs args;
+    args.json_path = take_json_flag(argc, argv);
+    args.quick = take_flag(argc, argv, "--quick");
+    if (argc > 1) {
+        std::fprintf(stderr, "%s: unknown argument '%s'\nusage: %s [--quick]%s%s [--json=PATH]\n", argv[0], argv[1],
+                     argv[0], *own_flags ? " " : "", own_flags);
+        return std::nullopt;
+    }
+    return args;
+}
+
+void publish(const Report& report, const std::string& json_path)
+{
+    report.print();
+    if (!json_path.empty()) report.write_json(json_path);
+}
+
+ContextSwitches ContextSwitches::now()
+{
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return {usage.ru_nvcsw, usage.ru_nivcsw};
+}
+
 double process_cpu_seconds()
 {
     rusage usage{};

@@ -18,6 +18,8 @@
 // Thread safety: plain values; fill and write from one thread.
 
 #include <cstdio>
+#include <cstdio>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,6 +85,33 @@ double process_cpu_seconds();
 
 /// printf into a std::string, for table cells.
 [[gnu::format(printf, 1, 2)]] std::string format(const char* fmt, ...);
+
+/// What every scenario benchmark takes on its command line.
+struct ScenarioArgs {
+    bool quick = false;     // a smoke run: short, figures not to be trusted
+    std::string json_path;  // where to write the results document ("" = nowhere)
+};
+
+/// Takes `--quick` and `--json=PATH` out of argv, after the benchmark has taken
+/// its own flags. Anything left is a usage error: prints the usage (with
+/// `own_flags`, e.g. "[--long]") to stderr and returns nullopt (exit with 2).
+std::optional<ScenarioArgs> take_scenario_args(int& argc, char** argv, const char* own_flags = "");
+
+/// Prints the report (Report::print) and writes its document to `json_path`
+/// unless that is empty. @throws std::runtime_error naming the path on failure.
+void publish(const Report& report, const std::string& json_path);
+
+/// The whole process's context switches so far (getrusage): voluntary (a thread
+/// blocked) and involuntary (a thread was preempted).
+struct ContextSwitches {
+    long voluntary = 0;
+    long involuntary = 0;
+    static ContextSwitches now();
+    ContextSwitches operator-(const ContextSwitches& earlier) const
+    {
+        return {voluntary - earlier.voluntary, involuntary - earlier.involuntary};
+    }
+};
 
 /// Removes `--json=PATH` from argv (so the benchmark's own parsing never sees it)
 /// and returns PATH, or "" if absent.

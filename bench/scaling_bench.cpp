@@ -24,7 +24,6 @@
 #include <boost/thread/thread.hpp>
 
 #include <malloc.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -115,16 +114,13 @@ Run run(int n, std::int64_t steps)
     }
     while (ready.load() < n) std::this_thread::yield(); // start-up, outside the measurement
 
-    rusage u0{};
-    getrusage(RUSAGE_SELF, &u0);
+    const auto cs0 = simsync::bench::ContextSwitches::now();
     const auto t0 = std::chrono::steady_clock::now();
     handler.resume();
     for (auto& t : threads) t.join();
     const auto t1 = std::chrono::steady_clock::now();
-    rusage u1{};
-    getrusage(RUSAGE_SELF, &u1);
-    return {std::chrono::duration<double>(t1 - t0).count(), grants.load(), u1.ru_nvcsw - u0.ru_nvcsw,
-            u1.ru_nivcsw - u0.ru_nivcsw};
+    const auto cs = simsync::bench::ContextSwitches::now() - cs0;
+    return {std::chrono::duration<double>(t1 - t0).count(), grants.load(), cs.voluntary, cs.involuntary};
 }
 
 // Heap bytes in use per registered accessor (no threads).
@@ -186,12 +182,9 @@ double resident_per_thread(int n)
 
 int main(int argc, char** argv)
 {
-    const std::string json_path = simsync::bench::take_json_flag(argc, argv);
-    const bool quick = simsync::bench::take_flag(argc, argv, "--quick");
-    if (argc > 1) {
-        std::fprintf(stderr, "usage: %s [--quick] [--json=PATH]\n", argv[0]);
-        return 2;
-    }
+    const auto args = simsync::bench::take_scenario_args(argc, argv);
+    if (!args) return 2;
+    const bool quick = args->quick;
     const int counts[] = {1, 8, 64, 1024};
     // First, in a fresh process: glibc keeps the stacks of exited threads for
     // reuse, so measured after the runs new threads would cost no new memory.
@@ -287,13 +280,6 @@ int main(int argc, char** argv)
     report.goals.push_back({"at most 1.5 voluntary context switches per grant (every N)", "<= 1.50",
                             format("%.2f (worst N)", worst_vcsw), worst_vcsw <= 1.5});
 
-    for (const auto& row : report.tables.front().rows) {
-        for (const auto& cell : row) std::printf("%s | ", cell.c_str());
-        std::printf("\n");
-    }
-    for (const auto& g : report.goals) {
-        std::printf("%s: %s: %s\n", g.met ? "goal met" : "goal missed", g.goal.c_str(), g.measured.c_str());
-    }
-    if (!json_path.empty()) report.write_json(json_path);
+    simsync::bench::publish(report, args->json_path);
     return 0;
 }

@@ -16,8 +16,6 @@
 
 #include <simsync/simsync.hpp>
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -73,14 +71,12 @@ Run run(simsync::AccessMode mode, std::chrono::nanoseconds work, std::int64_t st
             readers[r].deregister();
         });
     }
-    rusage u0{};
-    getrusage(RUSAGE_SELF, &u0);
+    const auto cs0 = simsync::bench::ContextSwitches::now();
     const auto t0 = Clock::now();
     handler.resume();
     for (auto& t : threads) t.join();
     const auto t1 = Clock::now();
-    rusage u1{};
-    getrusage(RUSAGE_SELF, &u1);
+    const auto cs = simsync::bench::ContextSwitches::now() - cs0;
 
     double overlap = 0;
     if (work > 0ns) {
@@ -94,19 +90,16 @@ Run run(simsync::AccessMode mode, std::chrono::nanoseconds work, std::int64_t st
         overlap /= static_cast<double>(steps);
     }
     return {std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(steps), overlap,
-            static_cast<double>(u1.ru_nvcsw - u0.ru_nvcsw) / static_cast<double>(2 * steps)};
+            static_cast<double>(cs.voluntary) / static_cast<double>(2 * steps)};
 }
 
 } // namespace
 
 int main(int argc, char** argv)
 {
-    const std::string json_path = simsync::bench::take_json_flag(argc, argv);
-    const bool quick = simsync::bench::take_flag(argc, argv, "--quick");
-    if (argc > 1) {
-        std::fprintf(stderr, "usage: %s [--quick] [--json=PATH]\n", argv[0]);
-        return 2;
-    }
+    const auto args = simsync::bench::take_scenario_args(argc, argv);
+    if (!args) return 2;
+    const bool quick = args->quick;
     const int reps = quick ? 1 : 7;
     const std::chrono::nanoseconds works[] = {0us, 5us, 20us, 100us};
 
@@ -173,10 +166,6 @@ int main(int argc, char** argv)
                            "half the exclusive time per instant once W dominates the grant overhead; the "
                            "overlap column says how much of the work actually ran in parallel.");
 
-    for (const auto& row : report.tables.front().rows) {
-        for (const auto& cell : row) std::printf("%s | ", cell.c_str());
-        std::printf("\n");
-    }
-    if (!json_path.empty()) report.write_json(json_path);
+    simsync::bench::publish(report, args->json_path);
     return 0;
 }

@@ -100,12 +100,9 @@ std::string clocksource()
 
 int main(int argc, char** argv)
 {
-    const std::string json_path = simsync::bench::take_json_flag(argc, argv);
-    const bool quick = simsync::bench::take_flag(argc, argv, "--quick");
-    if (argc > 1) {
-        std::fprintf(stderr, "usage: %s [--quick] [--json=PATH]\n", argv[0]);
-        return 2;
-    }
+    const auto args = simsync::bench::take_scenario_args(argc, argv);
+    if (!args) return 2;
+    const bool quick = args->quick;
     // Rows are short and repeated, interleaved, so that a burst of someone
     // else's load lands on every source rather than on one.
     const auto duration = quick ? 50ms : 200ms;
@@ -182,12 +179,6 @@ int main(int argc, char** argv)
                                   "for any source that reads the wall clock on this machine (clock source: %s).",
                                   ratio2[4], clocksource().c_str()));
 
-    for (const auto& row : report.tables[0].rows) {
-        for (const auto& cell : row) std::printf("%s | ", cell.c_str());
-        std::printf("\n");
-    }
-    for (const auto& g : report.goals) std::printf("%s: %s: %s\n", g.met ? "goal met" : "goal missed", g.goal.c_str(), g.measured.c_str());
-    for (const auto& n : report.notes) std::printf("%s\n", n.c_str());
-    if (!json_path.empty()) report.write_json(json_path);
+    simsync::bench::publish(report, args->json_path);
     return 0;
 }

@@ -12,7 +12,7 @@
 //
 // Usage: bench_timer [--quick] [--json=PATH]
 
-#include "lateness_cdf.hpp"
+#include "lateness.hpp"
 #include "report.hpp"
 
 #include <simsync/simsync.hpp>
@@ -31,8 +31,6 @@ using simsync::SystemClock;
 using simsync::bench::format;
 
 namespace {
-
-double us(std::chrono::nanoseconds d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
 struct Run {
     simsync::LatenessSummary lateness;
@@ -94,12 +92,9 @@ Run timer(std::chrono::nanoseconds period, std::chrono::duration<double> length)
 
 int main(int argc, char** argv)
 {
-    const std::string json_path = simsync::bench::take_json_flag(argc, argv);
-    const bool quick = simsync::bench::take_flag(argc, argv, "--quick");
-    if (argc > 1) {
-        std::fprintf(stderr, "usage: %s [--quick] [--json=PATH]\n", argv[0]);
-        return 2;
-    }
+    const auto args = simsync::bench::take_scenario_args(argc, argv);
+    if (!args) return 2;
+    const bool quick = args->quick;
     const int reps = quick ? 1 : 5;
     // 10 s per variant in all, in repetitions of 2 s (quick: 1 x 1 s).
     const std::chrono::duration<double> length(quick ? 1.0 : 2.0);
@@ -143,25 +138,25 @@ int main(int argc, char** argv)
                               .style = "steps",
                               .series = {}};
     for (const Variant& v : variants) {
-        std::vector<double> p50, p99, cpu;
-        double max = 0;
-        std::uint64_t n = 0, skipped = 0;
+        std::vector<simsync::LatenessSummary> lateness;
+        std::vector<double> cpu;
+        std::uint64_t skipped = 0;
         for (const Run& r : v.runs) {
-            p50.push_back(us(r.lateness.p50));
-            p99.push_back(us(r.lateness.p99));
+            lateness.push_back(r.lateness);
             cpu.push_back(100 * r.cpu_share);
-            max = std::max(max, us(r.lateness.max));
-            n += r.lateness.count;
             skipped += r.skipped;
         }
+        const simsync::bench::LatenessOverRuns l = simsync::bench::over_runs(lateness);
+        // Each period's baseline comes before its timer row.
         if (v.baseline) {
-            base_p50 = simsync::bench::median(p50);
-            base_p99 = simsync::bench::median(p99);
+            base_p50 = l.p50_us;
+            base_p99 = l.p99_us;
         }
-        table.rows.push_back({v.name, format("%llu", static_cast<unsigned long long>(n)), format("%.1f", simsync::bench::median(p50)),
-                              format("%.1f", simsync::bench::median(p99)), format("%.1f", max), format("%.2f", simsync::bench::median(cpu)),
+        table.rows.push_back({v.name, format("%llu", static_cast<unsigned long long>(l.count)), format("%.1f", l.p50_us),
+                              format("%.1f", l.p99_us), format("%.1f", l.max_us),
+                              format("%.2f", simsync::bench::median(cpu)),
                               v.baseline ? std::string("-") : format("%llu", static_cast<unsigned long long>(skipped)),
-                              format("%.3g", simsync::bench::median(p50) / base_p50), format("%.3g", simsync::bench::median(p99) / base_p99)});
+                              format("%.3g", l.p50_us / base_p50), format("%.3g", l.p99_us / base_p99)});
         plot.series.push_back({v.name, simsync::bench::lateness_cdf(v.runs.back().lateness)});
     }
     report.tables.push_back(std::move(table));
@@ -175,7 +170,6 @@ int main(int argc, char** argv)
                            "period, like the clock publisher, whose benchmark measures that mechanism on a "
                            "paced handler.");
 
-    report.print();
-    if (!json_path.empty()) report.write_json(json_path);
+    simsync::bench::publish(report, args->json_path);
     return 0;
 }
