@@ -1,3 +1,4 @@
+#include <simsync/config.hpp>
 #include <simsync/error.hpp>
 #include <simsync/pacer.hpp>
 
@@ -74,6 +75,16 @@ CatchUp parse_catch_up(const std::string& name)
     if (name == "bounded") return CatchUp::bounded;
     if (name == "full") return CatchUp::full;
     throw Error(errc::invalid_argument, "catch-up policy must be 'none', 'bounded' or 'full', got '" + name + "'");
+}
+
+PacerConfig pacer_config(const PacerSectionConfig& section)
+{
+    PacerConfig config;
+    config.period = section.period;
+    config.catch_up = parse_catch_up(section.catch_up);
+    config.max_catch_up = section.catch_up_limit;
+    config.spin_tail = section.spin_tail;
+    return config;
 }
 
 const char* to_string(PacingEvent event) noexcept

@@ -2,6 +2,7 @@
 // error names the right file:line:column and key.
 
 #include <simsync/config.hpp>
+#include <simsync/pacer.hpp>
 
 #include <doctest/doctest.h>
 
@@ -100,6 +101,25 @@ TEST_CASE("Config.Load.FullScenario")
     REQUIRE(c.timers.size() == 1);
     CHECK(c.timers[0].clock == "real");
     CHECK(c.timers[0].offset == 5ms);
+}
+
+TEST_CASE("Config.Pacer.SectionToPacerConfig")
+{
+    const ScenarioConfig c = load_scenario_string(kFull, "full.yaml");
+    const simsync::PacerConfig p = simsync::pacer_config(c.pacer);
+    CHECK(p.period == c.pacer.period);
+    CHECK(p.catch_up == simsync::CatchUp::bounded);
+    CHECK(p.max_catch_up == 100ms);
+    CHECK(p.spin_tail == 0ns);
+    // Not in the section: the pacer's own defaults.
+    CHECK(p.name == simsync::PacerConfig{}.name);
+    CHECK(p.tight_timer_slack == simsync::PacerConfig{}.tight_timer_slack);
+    // An empty scenario paces with the pacer's defaults.
+    const simsync::PacerConfig d = simsync::pacer_config(load_scenario_string("", "empty.yaml").pacer);
+    CHECK(d.period == simsync::PacerConfig{}.period);
+    CHECK(d.catch_up == simsync::PacerConfig{}.catch_up);
+    CHECK(d.max_catch_up == simsync::PacerConfig{}.max_catch_up);
+    CHECK(d.spin_tail == simsync::PacerConfig{}.spin_tail);
 }
 
 TEST_CASE("Config.Load.EmptyFileIsAnEmptyScenario")

@@ -453,11 +453,7 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
     // world, so the trajectory (and its hash) is the same paced or not.
     std::optional<simsync::RealTimePacer> pacer;
     if (setup.paced) {
-        pacer.emplace(handler, scale,
-                      simsync::PacerConfig{.period = setup.pacer.period,
-                                           .catch_up = simsync::parse_catch_up(setup.pacer.catch_up),
-                                           .max_catch_up = setup.pacer.catch_up_limit,
-                                           .spin_tail = setup.pacer.spin_tail});
+        pacer.emplace(handler, scale, simsync::pacer_config(setup.pacer));
     }
 
     // The clock publisher: one more lockstep accessor on its own thread. It reads

@@ -206,11 +206,7 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
     // Real time is not special: the pacing view is one more accessor.
     std::optional<simsync::RealTimePacer> pacer;
     if (config.pacer.enabled) {
-        pacer.emplace(handler, scale,
-                      simsync::PacerConfig{.period = config.pacer.period,
-                                           .catch_up = simsync::parse_catch_up(config.pacer.catch_up),
-                                           .max_catch_up = config.pacer.catch_up_limit,
-                                           .spin_tail = config.pacer.spin_tail});
+        pacer.emplace(handler, scale, simsync::pacer_config(config.pacer));
     }
 
     // The clock publisher is another accessor: it reads the selected time source

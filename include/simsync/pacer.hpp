@@ -292,6 +292,15 @@ struct PacerConfig {
     AccessMode mode = AccessMode::shared;
 };
 
+struct PacerSectionConfig; // config.hpp
+
+/// The PacerConfig that a scenario's `pacer:` section describes: its period,
+/// catch-up policy and limit and spin tail; the other fields keep their defaults.
+/// Whether to pace at all (`section.enabled`) is the caller's decision. Any thread.
+/// @throws simsync::Error (invalid_argument) for an unknown catch-up policy (a
+///         section from load_scenario never has one).
+PacerConfig pacer_config(const PacerSectionConfig& section);
+
 /// What a RealTimePacer has done so far.
 struct PacerStats {
     /// Grants received.
