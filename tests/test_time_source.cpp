@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -229,6 +230,103 @@ TEST_CASE("TimeSource.External.RefusesBackwards")
     CHECK(ns(from_negative.now()) == -kS);
 }
 
+TEST_CASE("TimeSource.External.OfferHoldsBackwardJumpsAndCountsThemOnce")
+{
+    using Offer = simsync::ExternalTimeSource::Offer;
+    simsync::ExternalTimeSource source;
+    CHECK(source.offer(simsync::source_time(10s)) == Offer::advanced);
+    CHECK(source.offer(simsync::source_time(10s)) == Offer::unchanged); // a paused clock repeats itself
+    CHECK(source.offer(simsync::source_time(12s)) == Offer::advanced);
+    CHECK(source.backward_jumps() == 0);
+    CHECK_FALSE(source.last_backward_jump().has_value());
+
+    // The outside clock is reset to 1 s and runs on from there: the source holds
+    // 12 s until the outside clock passes it, and the reset counts once.
+    CHECK(source.offer(simsync::source_time(1s)) == Offer::held);
+    CHECK(ns(source.now()) == 12 * kS);
+    CHECK(source.backward_jumps() == 1);
+    const auto jump = source.last_backward_jump();
+    REQUIRE(jump.has_value());
+    CHECK(ns(jump->from) == 12 * kS);
+    CHECK(ns(jump->to) == 1 * kS);
+    CHECK(ns(jump->held) == 12 * kS);
+    for (int s = 2; s <= 12; ++s) {
+        CAPTURE(s);
+        CHECK(source.offer(simsync::source_time(std::chrono::seconds(s))) ==
+              (s < 12 ? Offer::held : Offer::unchanged));
+        CHECK(ns(source.now()) == 12 * kS);
+    }
+    CHECK(source.backward_jumps() == 1);
+    CHECK(source.offer(simsync::source_time(13s)) == Offer::advanced);
+    CHECK(ns(source.now()) == 13 * kS);
+
+    // A second jump, this time to a point still ahead of nothing held.
+    CHECK(source.offer(simsync::source_time(12500ms)) == Offer::held);
+    CHECK(source.backward_jumps() == 2);
+    CHECK(ns(source.last_backward_jump()->from) == 13 * kS);
+
+    // set() still refuses going back, and offer() after set() compares with the set time.
+    source.set(simsync::source_time(20s));
+    CHECK_THROWS_AS(source.set(simsync::source_time(19s)), simsync::Error);
+    CHECK(source.offer(simsync::source_time(15s)) == Offer::held);
+    CHECK(ns(source.now()) == 20 * kS);
+}
+
+TEST_CASE("TimeSource.External.JumpHandlerSeesHeldTimeAndMayOffer")
+{
+    simsync::ExternalTimeSource source;
+    std::vector<simsync::TimeJump> seen;
+    std::vector<std::int64_t> now_in_handler;
+    source.on_backward_jump([&](const simsync::TimeJump& j) {
+        seen.push_back(j);
+        now_in_handler.push_back(ns(source.now()));
+        source.offer(j.from); // re-entering the source from its handler must not deadlock
+    });
+    source.offer(simsync::source_time(5s));
+    source.offer(simsync::source_time(3s));
+    REQUIRE(seen.size() == 1);
+    CHECK(seen[0] == simsync::TimeJump{simsync::source_time(5s), simsync::source_time(3s), simsync::source_time(5s)});
+    CHECK(now_in_handler == std::vector<std::int64_t>{5 * kS});
+    // The handler's own offer of 5 s came after 3 s: forward, not a jump.
+    CHECK(source.backward_jumps() == 1);
+
+    // A throwing handler does not escape offer(); removing it stops the calls.
+    source.on_backward_jump([](const simsync::TimeJump&) { throw std::runtime_error("host failed"); });
+    CHECK_NOTHROW(source.offer(simsync::source_time(1s)));
+    CHECK(source.backward_jumps() == 2);
+    source.on_backward_jump(nullptr);
+    source.offer(simsync::source_time(7s));
+    source.offer(simsync::source_time(6s));
+    CHECK(source.backward_jumps() == 3);
+    CHECK(seen.size() == 1);
+}
+
+TEST_CASE("TimeSource.RosTimeChecked.RefusesWhatRos2CannotHold")
+{
+    CHECK(simsync::to_ros_time_checked(SourceTime{}) == simsync::RosTime{0, 0});
+    CHECK(simsync::to_ros_time_checked(SourceTime{SourceTime::duration{kEpochNs}}) ==
+          simsync::RosTime{1'700'000'000, 123});
+    CHECK(simsync::to_ros_time_checked(SourceTime{SourceTime::duration{2'147'483'647 * kS + 999'999'999}}) ==
+          simsync::RosTime{2'147'483'647, 999'999'999});
+    struct Bad {
+        std::int64_t ns;
+        const char* named;
+    };
+    for (const Bad& bad : {Bad{-1, "-0.000000001"}, Bad{-1'500'000'000, "-1.500000000"},
+                           Bad{2'147'483'648 * kS, "2147483648.000000000"}}) {
+        CAPTURE(bad.ns);
+        try {
+            simsync::to_ros_time_checked(SourceTime{SourceTime::duration{bad.ns}});
+            FAIL("an out-of-range time was accepted");
+        } catch (const simsync::Error& e) {
+            CHECK(e.code() == simsync::errc::invalid_argument);
+            const std::string what = e.what();
+            CHECK(what.find(bad.named) != std::string::npos);
+            CHECK(what.find("2147483647.999999999") != std::string::npos);
+        }
+    }
+}
+
 TEST_CASE("TimeSource.Factory.NamesAndErrors")
 {
     Fixture f;
@@ -367,6 +465,29 @@ TEST_CASE("TimeSource.ConcurrentReaders.ScaleChanges" * doctest::timeout(30))
                 }
             }
         }
+    }
+}
+
+TEST_CASE("TimeSource.ConcurrentReaders.ExternalOffersWithJumps" * doctest::timeout(30))
+{
+    for (int readers : {1, 2}) {
+        CAPTURE(readers);
+        simsync::ExternalTimeSource source;
+        std::atomic<std::uint64_t> handled{0};
+        source.on_backward_jump([&](const simsync::TimeJump&) { handled.fetch_add(1); });
+        // A feed that resets every 1000 readings, and a second feed racing it.
+        std::atomic<bool> stop{false};
+        std::thread racer([&] {
+            std::int64_t t = 0;
+            while (!stop.load()) source.offer(SourceTime{SourceTime::duration{t++ % 7000}});
+        });
+        run_concurrent_readers(source, readers, [&](int i) {
+            source.offer(SourceTime{SourceTime::duration{std::int64_t{i % 1000} * 10}});
+        }, 20000);
+        stop.store(true);
+        racer.join();
+        CHECK(handled.load() == source.backward_jumps());
+        CHECK(source.backward_jumps() >= 1); // the main feed alone resets 19 times
     }
 }
 

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,16 @@ RosTime to_ros_time(SourceTime t) noexcept;
 
 /// Inverse of to_ros_time (exact for any RosTime).
 SourceTime from_ros_time(RosTime t) noexcept;
+
+/// Splits `t` for a ROS 2 message (`builtin_interfaces/Time`), refusing what a
+/// ROS 2 node cannot take instead of saturating: a time before 0 (rclcpp's Time
+/// refuses negative times) or one whose seconds do not fit `int32 sec` (later
+/// than 2147483647.999999999 s: January 2038 for UNIX times). A message with a
+/// wrapped or saturated time would be a plausible but wrong clock to every
+/// subscriber, so this is an error, never a quiet clamp.
+/// @throws simsync::Error (invalid_argument) naming the time in seconds and the
+///         representable range.
+RosTime to_ros_time_checked(SourceTime t);
 
 /// A thread-safe source of the current time that never runs backwards.
 ///
@@ -185,11 +196,31 @@ private:
     const WallClockSource& clock_;
 };
 
-/// `external`: time set from outside (an API call now, the network later), for
-/// example by a scenario runner that owns time. Reads return the last value set.
+/// A backward step of an outside clock, as ExternalTimeSource::offer saw it.
+struct TimeJump {
+    SourceTime from; ///< the previous time offered
+    SourceTime to;   ///< the time offered now, earlier than `from`
+    SourceTime held; ///< the source's time, which it keeps (never below `from`)
+    friend bool operator==(const TimeJump&, const TimeJump&) = default;
+};
+
+/// `external`: time set from outside, by an API call (a scenario runner that owns
+/// time) or by a feed of another system's clock (a ROS 2 `/clock` subscriber,
+/// simsync::dds::Ros2ClockFollower). Reads return the time last applied.
+///
+/// Two ways in, for two kinds of caller:
+///  - `set` is for a caller that owns time and must never go back: a time
+///    earlier than the current one is a bug of the caller, so it throws.
+///  - `offer` is for an outside clock that may legitimately jump back (ROS
+///    allows it: a simulator reset, a log replay that loops). It never throws.
+///    The source still never runs backwards: it holds its time until the outside
+///    clock passes it again, and reports the jump (see `offer`).
+///
 /// Copy/move: neither. Thread safety: distinct objects: safe. Shared objects:
-/// `now()` and `set()` are safe from any thread; concurrent `set` calls are
-/// linearised (a value earlier than the one that won is refused).
+/// `now()`, `set()`, `offer()` and the jump queries are safe from any thread;
+/// concurrent `set` calls are linearised (a value earlier than the one that won
+/// is refused); `offer` calls are serialised by a mutex of the source's that
+/// `now()` never takes (reads stay lock-free).
 class ExternalTimeSource final : public TimeSource {
 public:
     explicit ExternalTimeSource(SourceTime initial = SourceTime{}) noexcept;
@@ -199,11 +230,48 @@ public:
     ///         earlier than the last value; the time is then unchanged.
     void set(SourceTime t);
 
+    /// What `offer` did with a time.
+    enum class Offer {
+        advanced,  ///< `t` was after the source's time and is its time now
+        unchanged, ///< `t` equals the source's time (a paused clock repeating itself)
+        held,      ///< `t` is before the source's time, which is kept
+    };
+
+    /// Feeds one reading of an outside clock. A time at or after the source's
+    /// time becomes its time. A time before it is not applied: the source holds
+    /// its time (it never runs backwards) until the outside clock passes it
+    /// again. An offer earlier than the previous offer is a backward jump of the
+    /// outside clock: it is counted (`backward_jumps`), kept (`last_backward_jump`)
+    /// and passed to the jump handler, once per jump; the offers after it, which
+    /// go forward again but are still behind, are held without being counted.
+    /// Never throws: a feed cannot refuse what the outside clock does.
+    Offer offer(SourceTime t) noexcept;
+
+    /// Number of backward jumps seen by `offer`.
+    std::uint64_t backward_jumps() const noexcept;
+    /// The last backward jump seen by `offer`, if any.
+    std::optional<TimeJump> last_backward_jump() const;
+
+    using JumpHandler = std::function<void(const TimeJump&)>;
+    /// Calls `handler` for every later backward jump, on the thread calling
+    /// `offer`, after the offer has taken effect (so the handler sees the held
+    /// time) and outside the source's mutex (it may call any member, `offer`
+    /// included). An empty handler removes it. Exceptions from the handler are
+    /// caught and dropped: `offer` never throws. A host that must react to a
+    /// reset of the outside clock (restart its simulation, make a new source)
+    /// does it here.
+    void on_backward_jump(JumpHandler handler);
+
 protected:
     SourceTime read() const noexcept override;
 
 private:
     std::atomic<std::int64_t> value_ns_;
+    std::atomic<std::uint64_t> backward_jumps_{0};
+    mutable std::mutex offer_mutex_; // last_offered_, last_jump_, jump_handler_
+    std::optional<SourceTime> last_offered_;
+    std::optional<TimeJump> last_jump_;
+    std::shared_ptr<const JumpHandler> jump_handler_;
 };
 
 /// What a TimeSourceFactory may build a source from. The referenced objects must

@@ -42,6 +42,20 @@ SourceTime from_ros_time(RosTime t) noexcept
     return from_ns(static_cast<std::int64_t>(t.sec) * kNsPerSecond + static_cast<std::int64_t>(t.nanosec));
 }
 
+RosTime to_ros_time_checked(SourceTime t)
+{
+    constexpr std::int64_t kMaxNs = std::int64_t{std::numeric_limits<std::int32_t>::max()} * kNsPerSecond +
+                                    (kNsPerSecond - 1);
+    const std::int64_t ns = ns_of(t);
+    if (ns < 0 || ns > kMaxNs) {
+        throw Error(errc::invalid_argument,
+                    "time " + describe(t) + " cannot be a ROS 2 time: builtin_interfaces/Time holds 0 s to " +
+                        describe(from_ns(kMaxNs)) + (ns < 0 ? " (ROS 2 refuses negative times)"
+                                                            : " (int32 seconds; for UNIX times, January 2038)"));
+    }
+    return to_ros_time(t);
+}
+
 // ------------------------------------------------------------------ TimeSource
 
 SourceTime TimeSource::now() const noexcept
@@ -110,6 +124,62 @@ void ExternalTimeSource::set(SourceTime t)
 }
 
 SourceTime ExternalTimeSource::read() const noexcept { return from_ns(value_ns_.load(std::memory_order_acquire)); }
+
+ExternalTimeSource::Offer ExternalTimeSource::offer(SourceTime t) noexcept
+{
+    std::optional<TimeJump> jump;
+    std::shared_ptr<const JumpHandler> handler;
+    Offer result = Offer::unchanged;
+    {
+        std::lock_guard<std::mutex> guard(offer_mutex_);
+        // Atomic maximum: a concurrent set() may move the value too.
+        const std::int64_t wanted = ns_of(t);
+        std::int64_t current = value_ns_.load(std::memory_order_acquire);
+        while (wanted > current) {
+            if (value_ns_.compare_exchange_weak(current, wanted, std::memory_order_acq_rel,
+                                                std::memory_order_acquire)) {
+                result = Offer::advanced;
+                break;
+            }
+        }
+        if (result != Offer::advanced) result = wanted == current ? Offer::unchanged : Offer::held;
+        // A jump is the outside clock going back against its own previous
+        // reading, not against the held time: one reset is counted once.
+        if (last_offered_ && t < *last_offered_) {
+            jump = TimeJump{*last_offered_, t, from_ns(value_ns_.load(std::memory_order_acquire))};
+            last_jump_ = jump;
+            backward_jumps_.fetch_add(1, std::memory_order_relaxed);
+            handler = jump_handler_;
+        }
+        last_offered_ = t;
+    }
+    if (jump && handler && *handler) {
+        try {
+            (*handler)(*jump);
+        } catch (...) {
+            // offer() is noexcept: a feed thread must survive its host's handler.
+        }
+    }
+    return result;
+}
+
+std::uint64_t ExternalTimeSource::backward_jumps() const noexcept
+{
+    return backward_jumps_.load(std::memory_order_relaxed);
+}
+
+std::optional<TimeJump> ExternalTimeSource::last_backward_jump() const
+{
+    std::lock_guard<std::mutex> guard(offer_mutex_);
+    return last_jump_;
+}
+
+void ExternalTimeSource::on_backward_jump(JumpHandler handler)
+{
+    auto shared = handler ? std::make_shared<const JumpHandler>(std::move(handler)) : nullptr;
+    std::lock_guard<std::mutex> guard(offer_mutex_);
+    jump_handler_ = std::move(shared);
+}
 
 // ------------------------------------------------------------------- factory
 

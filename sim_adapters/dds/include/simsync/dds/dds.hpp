@@ -1,0 +1,8 @@
+#pragma once
+/// @file
+/// Everything of the Cyclone DDS adapter (simsync::dds): domains and participants,
+/// QoS, and ROS 2 `/clock` (a clock sink and a follower).
+
+#include <simsync/dds/domain.hpp>
+#include <simsync/dds/qos.hpp>
+#include <simsync/dds/ros2_clock.hpp>

@@ -1,0 +1,214 @@
+#include "cyclone.hpp"
+
+#include <simsync/dds/domain.hpp>
+#include <simsync/error.hpp>
+
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace simsync::dds {
+
+const char* to_string(Network network) noexcept
+{
+    switch (network) {
+    case Network::system: return "system";
+    case Network::loopback: return "loopback";
+    }
+    return "?";
+}
+
+Network parse_network(const std::string& name)
+{
+    if (name == "system") return Network::system;
+    if (name == "loopback") return Network::loopback;
+    throw Error(errc::invalid_argument, "DDS network must be 'system' or 'loopback', got '" + name + "'");
+}
+
+DomainConfig DomainConfig::loopback(std::uint32_t id)
+{
+    DomainConfig c;
+    c.id = id;
+    c.network = Network::loopback;
+    return c;
+}
+
+namespace {
+
+std::string xml_escape(const std::string& text)
+{
+    std::string out;
+    out.reserve(text.size());
+    for (const char c : text) {
+        switch (c) {
+        case '&': out += "&amp;"; break;
+        case '<': out += "&lt;"; break;
+        case '>': out += "&gt;"; break;
+        case '"': out += "&quot;"; break;
+        case '\'': out += "&apos;"; break;
+        default: out += c;
+        }
+    }
+    return out;
+}
+
+void validate(const DomainConfig& c)
+{
+    if (c.id > kMaxDomainId) {
+        throw Error(errc::invalid_argument, "DDS domain id must be 0.." + std::to_string(kMaxDomainId) + ", got " +
+                                                std::to_string(c.id) +
+                                                " (the standard port mapping runs out of UDP ports above it)");
+    }
+    if (c.lease_duration < SimDuration::zero()) {
+        throw Error(errc::invalid_argument,
+                    "DDS lease_duration must be >= 0, got " + format_seconds(c.lease_duration) + " s");
+    }
+    for (const std::string& peer : c.peers) {
+        if (peer.empty()) throw Error(errc::invalid_argument, "a DDS discovery peer must not be empty");
+    }
+}
+
+} // namespace
+
+std::string cyclone_config(const DomainConfig& c)
+{
+    validate(c);
+    const bool loopback = c.network == Network::loopback;
+    const std::string interface = !c.interface.empty() ? c.interface : loopback ? "lo" : "";
+    std::vector<std::string> peers;
+    if (loopback) peers.push_back("127.0.0.1");
+    peers.insert(peers.end(), c.peers.begin(), c.peers.end());
+
+    std::string x = "<CycloneDDS><Domain Id=\"any\">";
+    x += "<General>";
+    if (!interface.empty()) x += "<Interfaces><NetworkInterface name=\"" + xml_escape(interface) + "\"/></Interfaces>";
+    // Multicast off alone would break discovery; the peers and a predictable
+    // participant index below are what makes unicast discovery work.
+    if (loopback) x += "<AllowMulticast>false</AllowMulticast>";
+    x += "</General>";
+    x += "<Discovery>";
+    if (!peers.empty()) {
+        // With the default index ("none") a participant listens on a random port
+        // that no peer can guess.
+        x += "<ParticipantIndex>auto</ParticipantIndex><Peers>";
+        for (const std::string& p : peers) x += "<Peer Address=\"" + xml_escape(p) + "\"/>";
+        x += "</Peers>";
+    }
+    if (!c.tag.empty()) x += "<Tag>" + xml_escape(c.tag) + "</Tag>";
+    if (c.lease_duration > SimDuration::zero()) {
+        x += "<LeaseDuration>" + std::to_string(c.lease_duration.count()) + " ns</LeaseDuration>";
+    }
+    x += "</Discovery>";
+    x += c.extra_xml;
+    x += "</Domain></CycloneDDS>";
+    return x;
+}
+
+// --------------------------------------------------------------- the domains
+
+namespace {
+
+// Cyclone DDS takes one configuration per domain id and process
+// (dds_create_domain fails for an id that exists). Reference-counted by hand
+// under one mutex, so that deleting the last reference and creating the domain
+// anew can never interleave (a weak_ptr registry would let a new open see the
+// old domain expired while its dds_delete has not run yet).
+struct DomainEntry {
+    dds_entity_t handle = 0;
+    DomainConfig config;
+    int refs = 0;
+};
+
+std::mutex& registry_mutex()
+{
+    static std::mutex m;
+    return m;
+}
+
+std::map<std::uint32_t, DomainEntry>& registry()
+{
+    static std::map<std::uint32_t, DomainEntry> r;
+    return r;
+}
+
+std::string describe(const DomainConfig& c)
+{
+    std::string s = std::string("network ") + to_string(c.network);
+    if (!c.interface.empty()) s += ", interface '" + c.interface + "'";
+    for (const auto& p : c.peers) s += ", peer " + p;
+    if (!c.tag.empty()) s += ", tag '" + c.tag + "'";
+    if (c.lease_duration > SimDuration::zero()) s += ", lease " + format_seconds(c.lease_duration) + " s";
+    if (!c.extra_xml.empty()) s += ", extra XML";
+    return s;
+}
+
+void acquire_domain(const DomainConfig& c)
+{
+    const std::string xml = cyclone_config(c); // validates first
+    std::lock_guard<std::mutex> guard(registry_mutex());
+    auto it = registry().find(c.id);
+    if (it != registry().end()) {
+        if (!(it->second.config == c)) {
+            throw Error(errc::invalid_state, "DDS domain " + std::to_string(c.id) +
+                                                 " is already open in this process with another configuration (" +
+                                                 describe(it->second.config) + "; asked for " + describe(c) +
+                                                 "): Cyclone DDS takes one configuration per domain id and process");
+        }
+        ++it->second.refs;
+        return;
+    }
+    const dds_entity_t handle = dds_create_domain(c.id, xml.c_str());
+    if (handle < 0) {
+        detail::fail(handle, "creating DDS domain " + std::to_string(c.id) + " (" + describe(c) +
+                                 "; a domain already created in this process outside simsync::dds, or a "
+                                 "configuration Cyclone refuses, fails here)");
+    }
+    registry().emplace(c.id, DomainEntry{handle, c, 1});
+}
+
+void release_domain(std::uint32_t id) noexcept
+{
+    std::lock_guard<std::mutex> guard(registry_mutex());
+    auto it = registry().find(id);
+    if (it == registry().end()) return;
+    if (--it->second.refs == 0) {
+        dds_delete(it->second.handle);
+        registry().erase(it);
+    }
+}
+
+} // namespace
+
+struct Participant::Impl {
+    DomainConfig config;
+    dds_entity_t participant = 0;
+};
+
+Participant::Participant(const DomainConfig& config) : impl_(std::make_unique<Impl>())
+{
+    impl_->config = config;
+    acquire_domain(config);
+    const dds_entity_t p = dds_create_participant(config.id, nullptr, nullptr);
+    if (p < 0) {
+        release_domain(config.id);
+        detail::fail(p, "creating a DDS participant in domain " + std::to_string(config.id));
+    }
+    impl_->participant = p;
+}
+
+Participant::~Participant()
+{
+    dds_delete(impl_->participant);
+    release_domain(impl_->config.id);
+}
+
+std::shared_ptr<Participant> Participant::create(const DomainConfig& config)
+{
+    return std::make_shared<Participant>(config);
+}
+
+const DomainConfig& Participant::config() const noexcept { return impl_->config; }
+
+std::int32_t Participant::native_handle() const noexcept { return impl_->participant; }
+
+} // namespace simsync::dds

@@ -1,0 +1,100 @@
+#pragma once
+// Test and benchmark support for the DDS adapter: isolation and child processes.
+
+#include <simsync/dds/domain.hpp>
+#include <simsync/time.hpp>
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace simsync::dds::testing {
+
+/// First and last DDS domain id that tests lease: above Linux's ephemeral port
+/// range (their ports start at 7400 + 250 x 215 = 61150 > 60999, so an
+/// unrelated socket can never take a discovery port) and outside ROS 2's
+/// recommended 0-101, so a developer's ROS 2 nodes are not disturbed.
+inline constexpr std::uint32_t kFirstTestDomain = 215;
+inline constexpr std::uint32_t kLastTestDomain = 232;
+
+/// A DDS domain id that this process holds exclusively, among all processes of
+/// the machine that lease ids through this class, for the life of the object:
+/// an exclusive flock on /tmp/simsync-dds-domains/<id>.lock (close-on-exec, so
+/// children do not keep it; the kernel releases it when the process dies, even
+/// by a crash). Parallel ctest runs therefore never share a domain, and a test's
+/// peers in other processes get the id on their command line.
+/// Copy/move: neither. Thread safety: construct and destroy on one thread.
+class DomainLease {
+public:
+    /// Takes a free id in [first, last], trying from a pid-dependent start;
+    /// when all are taken, waits for one (polling every 50 ms) up to `wait`.
+    /// @throws std::runtime_error if none became free in time.
+    explicit DomainLease(std::uint32_t first = kFirstTestDomain, std::uint32_t last = kLastTestDomain,
+                         WallClock::duration wait = std::chrono::seconds(120));
+    ~DomainLease();
+    DomainLease(const DomainLease&) = delete;
+    DomainLease& operator=(const DomainLease&) = delete;
+
+    std::uint32_t id() const noexcept { return id_; }
+    /// A Cyclone discovery tag unique to this lease (pid and a random part): for
+    /// Cyclone-only tests, a second fence besides the domain id.
+    const std::string& tag() const noexcept { return tag_; }
+    /// A loopback DomainConfig on the leased id; with the tag if `tagged`
+    /// (never for tests that talk to Fast DDS, which knows no tags).
+    DomainConfig config(bool tagged) const;
+
+private:
+    std::uint32_t id_ = 0;
+    int fd_ = -1;
+    std::string tag_;
+};
+
+/// A program run as a child process: stdout read line by line through a pipe,
+/// stdin a pipe the test may close, stderr inherited (so its diagnostics reach
+/// the test log). Killed (SIGKILL) and reaped on destruction if still running.
+/// Copy/move: neither. Thread safety: one thread at a time.
+class ChildProcess {
+public:
+    /// Starts `argv[0]` (a path) with the remaining arguments.
+    /// @throws std::runtime_error naming the program if it cannot be started.
+    explicit ChildProcess(const std::vector<std::string>& argv);
+    ~ChildProcess();
+    ChildProcess(const ChildProcess&) = delete;
+    ChildProcess& operator=(const ChildProcess&) = delete;
+
+    pid_t pid() const noexcept { return pid_; }
+    /// The next line of stdout (without the newline), or nullopt when `timeout`
+    /// passes first or stdout reached its end.
+    std::optional<std::string> read_line(WallClock::duration timeout);
+    /// Reads lines until one satisfies `match` (returned) or `timeout` passes or
+    /// stdout ends (nullopt). Every line read is also kept in `lines()`.
+    std::optional<std::string> read_until(const std::function<bool(const std::string&)>& match,
+                                          WallClock::duration timeout);
+    /// Reads the rest of stdout until its end or `timeout`; true if it ended.
+    bool read_to_end(WallClock::duration timeout);
+    /// Every line read so far.
+    const std::vector<std::string>& lines() const noexcept { return lines_; }
+    /// Closes the child's stdin (a peer that reads stdin takes it as "stop").
+    void close_stdin();
+    /// Sends `sig`.
+    void signal(int sig);
+    /// Waits for the exit: the exit status, 128 + signal number if killed by a
+    /// signal, nullopt if it is still running after `timeout`.
+    std::optional<int> wait(WallClock::duration timeout);
+
+private:
+    pid_t pid_ = -1;
+    int pidfd_ = -1;
+    int out_ = -1;
+    int in_ = -1;
+    std::string buffer_;
+    bool eof_ = false;
+    std::optional<int> status_;
+    std::vector<std::string> lines_;
+};
+
+} // namespace simsync::dds::testing

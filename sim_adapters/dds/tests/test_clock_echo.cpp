@@ -1,0 +1,102 @@
+// simsync-clock-echo against simsync's own /clock, in another process: times,
+// rate and jitter printed; exit status 1 when nothing arrives; a simulation
+// with another discovery tag is never seen.
+
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include "dds_testing.hpp"
+
+#include <simsync/dds/dds.hpp>
+#include <simsync/simsync.hpp>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+using namespace std::chrono_literals;
+namespace sd = simsync::dds;
+
+namespace {
+
+std::vector<std::string> echo_args(const sd::testing::DomainLease& lease, const std::string& tag,
+                                   std::vector<std::string> more)
+{
+    std::vector<std::string> args{SIMSYNC_CLOCK_ECHO, "--network", "loopback", "--domain", std::to_string(lease.id()),
+                                  "--tag", tag};
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+} // namespace
+
+TEST_CASE("ClockEcho.Cyclone.PrintsTimesRateAndJitter" * doctest::timeout(120))
+{
+    sd::testing::DomainLease lease;
+    auto participant = sd::Participant::create(lease.config(true));
+    sd::testing::ChildProcess echo(echo_args(lease, lease.tag(), {"--count", "30", "--timeout", "30"}));
+
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
+    simsync::TimeScale scale(1.0);
+    simsync::RealTimePacer pacer(handler, scale, {.period = 10ms});
+    simsync::SimTimeSource source(handler);
+    simsync::ClockPublisher clock(handler, source, {.period = 10ms});
+    auto sink = std::make_unique<sd::Ros2ClockSink>(participant);
+    sd::Ros2ClockSink& dds_sink = *sink;
+    clock.add_sink(std::move(sink));
+    REQUIRE(dds_sink.wait_for_readers(1, 30s));
+    clock.start();
+    handler.resume();
+    REQUIRE(echo.read_to_end(60s));
+    const auto status = echo.wait(30s);
+    clock.stop();
+    handler.stop();
+    REQUIRE(status.has_value());
+    CHECK(*status == 0);
+
+    std::vector<double> times;
+    std::string summary;
+    for (const std::string& line : echo.lines()) {
+        if (starts_with(line, "clock ")) times.push_back(std::stod(line.substr(6)));
+        if (starts_with(line, "received ")) summary = line;
+    }
+    CHECK(times.size() >= 30);
+    for (std::size_t i = 1; i < times.size(); ++i) CHECK(times[i] > times[i - 1]);
+    CHECK(summary.find("received ") == 0);
+    CHECK(summary.find("rate ") != std::string::npos);
+    CHECK(summary.find("jitter (std dev) ") != std::string::npos);
+    CHECK(summary.find("clock/wall ") != std::string::npos);
+}
+
+TEST_CASE("ClockEcho.Timeout.NonZeroWhenNothingArrives" * doctest::timeout(60))
+{
+    sd::testing::DomainLease lease;
+    const simsync::WallTime start = simsync::WallClock::now();
+    sd::testing::ChildProcess echo(echo_args(lease, lease.tag(), {"--timeout", "1"}));
+    const auto status = echo.wait(30s);
+    REQUIRE(status.has_value());
+    CHECK(*status == 1);
+    CHECK(simsync::WallClock::now() - start >= 1s); // it waited its timeout, no less
+}
+
+TEST_CASE("ClockEcho.Tag.AnotherSimulationIsNeverSeen" * doctest::timeout(60))
+{
+    sd::testing::DomainLease lease;
+    auto participant = sd::Participant::create(lease.config(true));
+    sd::Ros2ClockSink sink(participant);
+    sd::testing::ChildProcess echo(echo_args(lease, lease.tag() + "-other", {"--timeout", "3"}));
+    // Publish for as long as the echo listens: the same domain, another tag.
+    std::optional<int> status;
+    std::int64_t t = 0;
+    const simsync::WallTime deadline = simsync::WallClock::now() + 30s;
+    while (!status && simsync::WallClock::now() < deadline) {
+        sink.write(simsync::SourceTime{std::chrono::milliseconds(t += 10)});
+        CHECK(sink.matched_readers() == 0);
+        status = echo.wait(10ms);
+    }
+    REQUIRE(status.has_value());
+    CHECK(*status == 1);
+}

@@ -1,0 +1,215 @@
+// simsync-clock-echo: `ros2 topic echo /clock` and `ros2 topic hz /clock` in one,
+// without ROS 2. Subscribes to ROS 2 /clock on a DDS domain (through
+// simsync::dds::Ros2ClockFollower) and prints every time, then once a second the
+// arrival rate, interval min/max and jitter (standard deviation of the arrival
+// intervals over a window), and how fast the clock runs against the wall clock.
+//
+// Exit status: 0 if samples arrived (and --count was reached, if given); 1 if
+// nothing arrived within --timeout (or fewer than --count before --duration
+// ended); 2 for bad options; 3 if DDS could not be set up.
+
+#include <simsync/dds/dds.hpp>
+#include <simsync/simsync.hpp>
+
+#include <boost/program_options.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <deque>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace po = boost::program_options;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void on_signal(int) { g_interrupted.store(true); }
+
+std::string seconds(simsync::RosTime t)
+{
+    return simsync::format_seconds(simsync::SimTime{simsync::from_ros_time(t).time_since_epoch()});
+}
+
+double ms(simsync::WallClock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+// Arrival statistics, kept on the follower's thread (the sample callback) and
+// read by main only after the follower has stopped (its thread joined).
+struct Stats {
+    std::size_t window = 100;
+    std::deque<simsync::WallClock::duration> intervals;
+    std::uint64_t count = 0;
+    std::optional<simsync::dds::ClockSample> first;
+    std::optional<simsync::dds::ClockSample> previous;
+    simsync::WallTime last_report{};
+
+    void add(const simsync::dds::ClockSample& s)
+    {
+        ++count;
+        if (!first) first = s;
+        if (previous) {
+            intervals.push_back(s.received - previous->received);
+            if (intervals.size() > window) intervals.pop_front();
+        }
+        previous = s;
+    }
+
+    std::string summary() const
+    {
+        if (intervals.empty()) return "one sample, no rate yet";
+        double mean = 0;
+        for (const auto& i : intervals) mean += ms(i);
+        mean /= static_cast<double>(intervals.size());
+        double var = 0;
+        for (const auto& i : intervals) var += (ms(i) - mean) * (ms(i) - mean);
+        const double stddev = std::sqrt(var / static_cast<double>(intervals.size()));
+        const auto [lo, hi] = std::minmax_element(intervals.begin(), intervals.end());
+        char line[256];
+        const double wall = std::chrono::duration<double>(previous->received - first->received).count();
+        const double sim = std::chrono::duration<double>(simsync::from_ros_time(previous->time) -
+                                                         simsync::from_ros_time(first->time))
+                               .count();
+        std::snprintf(line, sizeof line,
+                      "rate %.2f Hz  min %.3f ms  max %.3f ms  jitter (std dev) %.3f ms  window %zu  "
+                      "clock/wall %.3f",
+                      mean > 0 ? 1000.0 / mean : 0.0, ms(*lo), ms(*hi), stddev, intervals.size(),
+                      wall > 0 ? sim / wall : 0.0);
+        return line;
+    }
+};
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    unsigned domain = 0;
+    std::string topic{simsync::dds::kClockTopic};
+    std::string network = "system";
+    std::vector<std::string> peers;
+    std::string interface;
+    std::string tag;
+    std::string reliability = "best_effort";
+    std::string durability = "volatile";
+    std::uint64_t count = 0;
+    double duration_s = 0;
+    double timeout_s = 5;
+    std::size_t window = 100;
+    bool quiet = false;
+    po::options_description options("simsync-clock-echo options");
+    options.add_options()
+        ("help,h", "this help")
+        ("domain,d", po::value(&domain)->default_value(0), "DDS domain id (ROS_DOMAIN_ID)")
+        ("topic", po::value(&topic)->default_value(topic), "DDS topic")
+        ("network", po::value(&network)->default_value(network), "system (Cyclone's defaults, multicast) or loopback (127.0.0.1 only)")
+        ("interface", po::value(&interface), "network interface to use instead")
+        ("peer", po::value(&peers)->composing(), "extra unicast discovery peer (repeatable)")
+        ("tag", po::value(&tag), "Cyclone discovery tag of the simulation (Cyclone peers only)")
+        ("reliability", po::value(&reliability)->default_value(reliability), "best_effort (rclcpp's ClockQoS) or reliable")
+        ("durability", po::value(&durability)->default_value(durability), "volatile or transient_local")
+        ("count,n", po::value(&count)->default_value(0), "exit after this many samples (0: no limit)")
+        ("duration", po::value(&duration_s)->default_value(0), "exit after this many seconds (0: no limit)")
+        ("timeout", po::value(&timeout_s)->default_value(5), "exit 1 if no sample arrives within this many seconds")
+        ("window", po::value(&window)->default_value(100), "arrival intervals the statistics cover")
+        ("quiet,q", po::bool_switch(&quiet), "statistics only, not every time");
+    po::variables_map vm;
+    simsync::dds::DomainConfig config;
+    simsync::dds::Ros2ClockFollowerConfig follower_config;
+    try {
+        po::store(po::parse_command_line(argc, argv, options), vm);
+        if (vm.count("help")) {
+            std::cout << "usage: simsync-clock-echo [options]\n"
+                         "Prints ROS 2 /clock from a DDS domain: times, rate, jitter.\n\n"
+                      << options;
+            return 0;
+        }
+        po::notify(vm);
+        config.id = domain;
+        config.network = simsync::dds::parse_network(network);
+        config.interface = interface;
+        config.peers = peers;
+        config.tag = tag;
+        simsync::dds::cyclone_config(config); // validates the id
+        follower_config.topic = topic;
+        follower_config.qos.reliability = simsync::dds::parse_reliability(reliability);
+        follower_config.qos.durability = simsync::dds::parse_durability(durability);
+        if (timeout_s <= 0 || duration_s < 0 || window < 1) {
+            throw std::invalid_argument("--timeout must be > 0, --duration >= 0, --window >= 1");
+        }
+    } catch (const std::exception& e) {
+        std::cerr << "simsync-clock-echo: " << e.what() << "\n\n" << options;
+        return 2;
+    }
+
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+
+    Stats stats;
+    stats.window = window;
+    follower_config.on_sample = [&](const simsync::dds::ClockSample& s) {
+        stats.add(s);
+        if (!quiet) std::printf("clock %s\n", seconds(s.time).c_str());
+        if (s.received - stats.last_report >= 1s) {
+            stats.last_report = s.received;
+            std::printf("%s\n", stats.summary().c_str());
+        }
+        std::fflush(stdout);
+    };
+
+    try {
+        simsync::ExternalTimeSource source;
+        source.on_backward_jump([](const simsync::TimeJump& j) {
+            std::printf("backward jump: %s -> %s (a follower holds %s)\n",
+                        simsync::format_seconds(simsync::SimTime{j.from.time_since_epoch()}).c_str(),
+                        simsync::format_seconds(simsync::SimTime{j.to.time_since_epoch()}).c_str(),
+                        simsync::format_seconds(simsync::SimTime{j.held.time_since_epoch()}).c_str());
+        });
+        auto participant = simsync::dds::Participant::create(config);
+        simsync::dds::Ros2ClockFollower follower(participant, source, follower_config);
+        std::fprintf(stderr, "simsync-clock-echo: waiting for %s on domain %u (%s network, %s)\n", topic.c_str(),
+                     domain, network.c_str(), simsync::dds::describe(follower_config.qos).c_str());
+
+        const simsync::WallTime start = simsync::WallClock::now();
+        const simsync::WallTime first_deadline = start + std::chrono::duration_cast<simsync::WallClock::duration>(
+                                                             std::chrono::duration<double>(timeout_s));
+        const std::optional<simsync::WallTime> end =
+            duration_s > 0 ? std::optional<simsync::WallTime>(
+                                 start + std::chrono::duration_cast<simsync::WallClock::duration>(
+                                             std::chrono::duration<double>(duration_s)))
+                           : std::nullopt;
+        const std::uint64_t wanted = count > 0 ? count : std::numeric_limits<std::uint64_t>::max();
+        // Short slices: a signal or the end of --duration is noticed promptly.
+        while (!g_interrupted.load()) {
+            if (follower.wait_for_samples(wanted, 100ms)) break;
+            const simsync::WallTime now = simsync::WallClock::now();
+            if (follower.received() == 0 && now >= first_deadline) break;
+            if (end && now >= *end) break;
+        }
+        follower.stop();
+        const std::uint64_t received = follower.received();
+        if (received == 0) {
+            std::fprintf(stderr, "simsync-clock-echo: no %s sample within %.3g s (matched writers: %zu)\n",
+                         topic.c_str(), timeout_s, follower.matched_writers());
+            return 1;
+        }
+        std::printf("received %llu samples (%llu invalid ignored, %llu backward jumps); %s\n",
+                    static_cast<unsigned long long>(received), static_cast<unsigned long long>(follower.invalid()),
+                    static_cast<unsigned long long>(source.backward_jumps()), stats.summary().c_str());
+        if (count > 0 && received < count) {
+            std::fprintf(stderr, "simsync-clock-echo: %llu of %llu samples\n",
+                         static_cast<unsigned long long>(received), static_cast<unsigned long long>(count));
+            return 1;
+        }
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "simsync-clock-echo: %s\n", e.what());
+        return 3;
+    }
+}
