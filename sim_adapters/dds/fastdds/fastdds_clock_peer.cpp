@@ -6,10 +6,14 @@
 //       Prints "matched" once a writer matches, then "clock SEC NANOSEC" per sample,
 //       until stdin closes or --timeout passes (exit 1 if nothing arrived).
 //   simsync-fastdds-clock-peer write --domain N --times S:NS,S:NS,... [--interval-ms M]
-//                                    [--hold] [--reliable] [--transient-local]
-//       Waits for a reader ("matched"), writes the times M ms apart ("wrote SEC
-//       NANOSEC" each), then with --hold rewrites the last one every M ms until
-//       stdin closes; "done" at the end.
+//                                    [--hold] [--wait-go [--warm-up S:NS]] [--depth N]
+//                                    [--reliable] [--transient-local]
+//       Waits for a reader ("matched"; with --wait-go then also for a line "go" on
+//       stdin, writing the --warm-up time every M ms meanwhile, if given, so the
+//       test can see that the reader takes samples), writes the times M ms
+//       apart ("wrote SEC NANOSEC" each), then with --hold rewrites the last one
+//       every M ms until stdin closes; "done" when it stops writing. The writer
+//       lives until stdin closes.
 //
 // Discovery on loopback without multicast: built-in transports off, one UDPv4
 // transport on 127.0.0.1, unicast metatraffic only, initial peers 127.0.0.1 for
@@ -57,6 +61,7 @@ namespace {
 std::mutex g_mutex;
 std::condition_variable g_changed;
 bool g_stdin_closed = false;
+bool g_go = false;
 int g_matched = 0;
 long g_received = 0;
 
@@ -129,10 +134,13 @@ int main(int argc, char** argv)
     bool reliable = false;
     bool transient_local = false;
     std::string times_text;
+    std::string warm_up_text;
     int interval_ms = 10;
     bool hold = false;
+    bool wait_go = false;
     double timeout_s = 30;
     int participant_id = 9;
+    int depth = 1;
     po::options_description options("options");
     options.add_options()
         ("help,h", "this help")
@@ -143,7 +151,10 @@ int main(int argc, char** argv)
         ("times", po::value(&times_text), "write: SEC:NANOSEC,... to write")
         ("interval-ms", po::value(&interval_ms)->default_value(10), "write: wall ms between writes")
         ("hold", po::bool_switch(&hold), "write: repeat the last time until stdin closes")
+        ("wait-go", po::bool_switch(&wait_go), "write: after the match, wait for a line 'go' on stdin")
+        ("warm-up", po::value(&warm_up_text), "write: SEC:NANOSEC to repeat while waiting for 'go'")
         ("timeout", po::value(&timeout_s)->default_value(30), "give up after this many seconds")
+        ("depth", po::value(&depth)->default_value(1), "write: history depth, keep last N (0: keep all)")
         ("participant-id", po::value(&participant_id)->default_value(9), "RTPS participant id (ports)");
     po::positional_options_description positional;
     positional.add("mode", 1);
@@ -197,6 +208,13 @@ int main(int argc, char** argv)
     std::thread([] {
         std::string line;
         while (std::getline(std::cin, line)) {
+            if (line == "go") {
+                {
+                    std::lock_guard<std::mutex> guard(g_mutex);
+                    g_go = true;
+                }
+                g_changed.notify_all();
+            }
         }
         {
             std::lock_guard<std::mutex> guard(g_mutex);
@@ -230,14 +248,39 @@ int main(int argc, char** argv)
         wq.reliability().kind = reliable ? fdds::RELIABLE_RELIABILITY_QOS : fdds::BEST_EFFORT_RELIABILITY_QOS;
         // Fast DDS defaults to transient local: set it explicitly either way.
         wq.durability().kind = transient_local ? fdds::TRANSIENT_LOCAL_DURABILITY_QOS : fdds::VOLATILE_DURABILITY_QOS;
-        wq.history().kind = fdds::KEEP_LAST_HISTORY_QOS;
-        wq.history().depth = 1;
+        if (depth > 0) {
+            wq.history().kind = fdds::KEEP_LAST_HISTORY_QOS;
+            wq.history().depth = depth;
+        } else {
+            wq.history().kind = fdds::KEEP_ALL_HISTORY_QOS;
+        }
         fdds::DataWriter* writer = pub->create_datawriter(topic, wq, &listener);
         bool matched = false;
         {
             std::unique_lock<std::mutex> lock(g_mutex);
             matched = g_changed.wait_until(lock, deadline, [] { return g_matched > 0 || g_stdin_closed; }) &&
                       g_matched > 0;
+        }
+        if (matched && wait_go) {
+            // A writer's match is one side: the reader may not know this writer
+            // yet, and a volatile reader gets nothing written before it is in
+            // step with the writer. The warm-up time shows the test when it is.
+            const auto warm = warm_up_text.empty() ? std::vector<std::pair<std::int32_t, std::uint32_t>>{}
+                                                   : parse_times(warm_up_text);
+            for (;;) {
+                if (!warm.empty()) {
+                    Clock msg;
+                    msg.clock().sec(warm.front().first);
+                    msg.clock().nanosec(warm.front().second);
+                    writer->write(&msg);
+                }
+                std::unique_lock<std::mutex> lock(g_mutex);
+                const auto until = std::min(std::chrono::steady_clock::now() + std::chrono::milliseconds(interval_ms), deadline);
+                if (g_changed.wait_until(lock, until, [] { return g_go || g_stdin_closed; })) break;
+                if (std::chrono::steady_clock::now() >= deadline) break;
+            }
+            std::lock_guard<std::mutex> guard(g_mutex);
+            matched = g_go;
         }
         if (!matched) {
             code = 1;
@@ -266,6 +309,11 @@ int main(int argc, char** argv)
                 stop = stopped();
             }
             say("done");
+            // The writer stays until stdin closes: a reader that has not taken
+            // (or, reliable, not yet received) everything would lose the rest
+            // with the writer.
+            std::unique_lock<std::mutex> lock(g_mutex);
+            g_changed.wait_until(lock, deadline, [] { return g_stdin_closed; });
         }
         writer->set_listener(nullptr);
         pub->delete_datawriter(writer);

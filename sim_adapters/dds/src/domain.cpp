@@ -119,16 +119,18 @@ struct DomainEntry {
     int refs = 0;
 };
 
+// Never destroyed: a Participant with static storage duration may outlive any
+// function-local static made after it.
 std::mutex& registry_mutex()
 {
-    static std::mutex m;
-    return m;
+    static auto* m = new std::mutex;
+    return *m;
 }
 
 std::map<std::uint32_t, DomainEntry>& registry()
 {
-    static std::map<std::uint32_t, DomainEntry> r;
-    return r;
+    static auto* r = new std::map<std::uint32_t, DomainEntry>;
+    return *r;
 }
 
 std::string describe(const DomainConfig& c)

@@ -82,6 +82,9 @@ DomainConfig DomainLease::config(bool tagged) const
 ChildProcess::ChildProcess(const std::vector<std::string>& argv)
 {
     if (argv.empty()) throw std::runtime_error("ChildProcess: no program");
+    // A write to the stdin of a child that has died must fail (write_line
+    // throws), not kill the test process.
+    ::signal(SIGPIPE, SIG_IGN);
     int out[2];
     int in[2];
     if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("ChildProcess: pipe failed");
@@ -177,6 +180,19 @@ bool ChildProcess::read_to_end(WallClock::duration timeout)
     while (read_line(deadline - WallClock::now())) {
     }
     return eof_ && buffer_.empty();
+}
+
+void ChildProcess::write_line(const std::string& line)
+{
+    const std::string text = line + "\n";
+    std::size_t done = 0;
+    while (in_ >= 0 && done < text.size()) {
+        const ssize_t n = ::write(in_, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        done += static_cast<std::size_t>(n);
+    }
+    if (done != text.size()) throw std::runtime_error("ChildProcess: cannot write to the child's stdin");
 }
 
 void ChildProcess::close_stdin()

@@ -78,6 +78,9 @@ public:
     bool read_to_end(WallClock::duration timeout);
     /// Every line read so far.
     const std::vector<std::string>& lines() const noexcept { return lines_; }
+    /// Writes `line` and a newline to the child's stdin.
+    /// @throws std::runtime_error if it cannot (stdin closed, child gone).
+    void write_line(const std::string& line);
     /// Closes the child's stdin (a peer that reads stdin takes it as "stop").
     void close_stdin();
     /// Sends `sig`.
