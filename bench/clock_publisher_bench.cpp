@@ -3,8 +3,9 @@
 //
 // Jitter = wall interval between two consecutive messages (or wake-ups) minus
 // the nominal 1 ms; the table gives |jitter| p50 / p99 / max. Variants:
-//  - sleep_until (baseline): a thread sleeping to t0 + k ms, intervals between
-//    its wake-ups: the best a plain loop on this machine does;
+//  - absolute sleep (baseline): a thread sleeping to t0 + k ms
+//    (clock_nanosleep(TIMER_ABSTIME)), intervals between its wake-ups: the best
+//    a plain loop on this machine does;
 //  - clock publisher, pacing period 1 ms: handler step 1 ms, RealTimePacer
 //    (default config) releasing every millisecond, ClockPublisher at 1 kHz with
 //    a callback sink stamping the wall time of each message;
@@ -60,7 +61,7 @@ Run plain_sleep(std::chrono::duration<double> length)
         const double cpu0 = simsync::bench::process_cpu_seconds();
         const WallTime t0 = WallClock::now();
         for (std::size_t k = 1; k <= n; ++k) {
-            std::this_thread::sleep_until(t0 + k * 1ms);
+            simsync::bench::sleep_until_absolute(t0 + k * 1ms);
             stamps.push_back(WallClock::now());
         }
         const double wall = std::chrono::duration<double>(WallClock::now() - t0).count();
@@ -115,7 +116,7 @@ int main(int argc, char** argv)
         int kind; // 0 sleep, 1 publisher paced at 1 ms, 2 at 10 ms
         std::vector<Run> runs;
     };
-    std::vector<Variant> variants{{"sleep_until at 1 kHz (baseline)", 0, {}},
+    std::vector<Variant> variants{{"absolute sleep at 1 kHz (baseline)", 0, {}},
                                   {"clock publisher 1 kHz, pacing period 1 ms", 1, {}},
                                   {"clock publisher 1 kHz, pacing period 10 ms", 2, {}}};
     for (int r = 0; r < reps; ++r) {
@@ -132,7 +133,7 @@ int main(int argc, char** argv)
         "ClockPublisher at 1 kHz (simulated period 1 ms, callback sink stamping each message's wall time) on a "
         "handler with a 1 ms step paced at 1x by RealTimePacer (default config), with pacing periods of 1 ms "
         "and 10 ms. Jitter = wall interval between consecutive messages minus 1 ms, as |jitter|. Baseline: a "
-        "thread doing `sleep_until(t0 + k ms)`, jitter of its wake-up intervals. %d repetitions of %.1f s per "
+        "thread sleeping to t0 + k ms (`clock_nanosleep(TIMER_ABSTIME)`), jitter of its wake-up intervals. %d repetitions of %.1f s per "
         "variant, alternating; |jitter| p50, p99 and max over every interval of every repetition (exact, nearest "
         "rank). The pacer's lateness columns are what the pacer reports about itself (`PacerStats`, measured "
         "where its wait ends; Real-time pacing measures it from outside): each repetition's p50 or p99, median "

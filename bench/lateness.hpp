@@ -17,6 +17,9 @@
 #include <simsync/wall_clock.hpp>
 
 #include <sys/prctl.h>
+#include <time.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <atomic>
@@ -34,6 +37,23 @@
 namespace simsync::bench {
 
 inline double us(WallClock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+
+/// An absolute sleep: clock_nanosleep(TIMER_ABSTIME) until `deadline` on the
+/// clock `clock_id` (CLOCK_MONOTONIC for steady_clock, CLOCK_REALTIME for
+/// system_clock, as libstdc++ reads them). The baselines use it rather than
+/// std::this_thread::sleep_until, which libstdc++ (12) implements as now() and a
+/// relative nanosleep: a thread preempted between the two sleeps that much longer.
+template <class Clock, class Duration>
+void sleep_until_absolute(clockid_t clock_id, std::chrono::time_point<Clock, Duration> deadline)
+{
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch()).count();
+    if (ns <= 0) return;
+    const timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+    while (clock_nanosleep(clock_id, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+    }
+}
+
+inline void sleep_until_absolute(WallTime deadline) { sleep_until_absolute(CLOCK_MONOTONIC, deadline); }
 
 /// Watches, from a thread of its own, a position that a schedule publishes as it
 /// releases (the handler's simulated time for a pacer, a tick count for a sleep

@@ -3,9 +3,9 @@
 // measured by the same outside observer (lateness.hpp: ReleaseObserver).
 //
 // Every variant paces 10 ms periods at 1x for the same wall duration:
-//  - sleep (baseline): a thread doing std::this_thread::sleep_until(t0 + k * 10 ms)
-//    with the default timer slack, publishing a tick count after each wake-up:
-//    what a hand-written pacing loop does;
+//  - absolute sleep (baseline): a thread sleeping until t0 + k * 10 ms with
+//    clock_nanosleep(TIMER_ABSTIME) and the default timer slack, publishing a
+//    tick count after each wake-up: what a hand-written pacing loop does;
 //  - sleep, slack 1 ns: the same with PR_SET_TIMERSLACK 1 ns;
 //  - pacer (default config): a handler stepping a CountingWorld at 1 ms, paced by
 //    RealTimePacer with its defaults (150 us spin tail, 1 ns slack);
@@ -96,7 +96,7 @@ Run plain_sleep(std::size_t periods, bool tight_slack)
         position.store(1, std::memory_order_release);
         for (std::size_t k = 1; k <= periods; ++k) {
             const WallTime deadline = t0 + static_cast<std::int64_t>(k) * kPeriod;
-            std::this_thread::sleep_until(deadline);
+            simsync::bench::sleep_until_absolute(deadline);
             self.push_back(us(WallClock::now() - deadline));
             position.store(static_cast<std::int64_t>(k) + 1, std::memory_order_release);
         }
@@ -202,8 +202,8 @@ int main(int argc, char** argv)
         bool pacer;
     };
     std::vector<Variant> variants;
-    variants.push_back({"sleep_until, default slack (baseline)", [&] { return plain_sleep(periods, false); }, {}, false});
-    variants.push_back({"sleep_until, slack 1 ns", [&] { return plain_sleep(periods, true); }, {}, false});
+    variants.push_back({"absolute sleep, default slack (baseline)", [&] { return plain_sleep(periods, false); }, {}, false});
+    variants.push_back({"absolute sleep, slack 1 ns", [&] { return plain_sleep(periods, true); }, {}, false});
     // The pacer spins only where there is a second hardware thread (pacer.hpp):
     // the row says which default this machine got.
     const bool spins = std::thread::hardware_concurrency() > 1;
@@ -221,8 +221,8 @@ int main(int argc, char** argv)
     report.title = "Real-time pacing";
     report.quick = quick;
     report.description = format(
-        "RealTimePacer at 1x, handler step 1 ms, pacing period 10 ms, no-op world, against a thread doing plain "
-        "`std::this_thread::sleep_until` of absolute deadlines 10 ms apart (baseline). **One outside observer "
+        "RealTimePacer at 1x, handler step 1 ms, pacing period 10 ms, no-op world, against a thread sleeping "
+        "to absolute deadlines 10 ms apart (`clock_nanosleep(TIMER_ABSTIME)`; baseline). **One outside observer "
         "for all variants**: a thread that watches what each publishes (the sleep loop a tick count after each "
         "wake-up; the handler its simulated time, which passes a pacing point only after the pacer released it "
         "and the world was stepped) and stamps when it passes each point; lateness = that stamp minus the "
