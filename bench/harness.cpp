@@ -105,6 +105,8 @@ double counter(const benchmark::BenchmarkReporter::Run& run, const char* name)
 // results table needs, keyed by case name.
 class TableReporter final : public benchmark::ConsoleReporter {
 public:
+    explicit TableReporter(OutputOptions options) : ConsoleReporter(options) {}
+
     void ReportRuns(const std::vector<Run>& runs) override
     {
         ConsoleReporter::ReportRuns(runs);
@@ -209,8 +211,6 @@ int Suite::run(int argc, char** argv)
     // penalising whichever case happened to run during a build. Placed first
     // so a caller's own --benchmark_enable_random_interleaving=false wins.
     std::vector<std::string> flags{argv[0], "--benchmark_enable_random_interleaving=true"};
-    // Colour escapes would litter a log or a page built from our output.
-    if (isatty(STDOUT_FILENO) == 0) flags.emplace_back("--benchmark_color=false");
     flags.insert(flags.end(), cli.passthrough().begin(), cli.passthrough().end());
     std::vector<char*> rest;
     for (std::string& f : flags) rest.push_back(f.data());
@@ -242,7 +242,11 @@ int Suite::run(int argc, char** argv)
             ->UseRealTime();
     }
 
-    TableReporter reporter;
+    // Colour escapes would litter a log built from our output. Google
+    // Benchmark's --benchmark_color only configures the reporter it makes
+    // itself, not one passed in, so the choice is made here.
+    TableReporter reporter(isatty(STDOUT_FILENO) != 0 ? benchmark::ConsoleReporter::OO_ColorTabular
+                                                      : benchmark::ConsoleReporter::OO_Tabular);
     benchmark::RunSpecifiedBenchmarks(&reporter);
     benchmark::Shutdown();
 
