@@ -198,6 +198,7 @@ private:
 };
 
 /// A backward step of an outside clock, as ExternalTimeSource::offer saw it.
+/// A value type.
 struct TimeJump {
     SourceTime from; ///< the previous time offered
     SourceTime to;   ///< the time offered now, earlier than `from`

@@ -487,10 +487,22 @@ TEST_CASE("Ros2ClockFollower.Stop.EndsWaitsAndFeeding" * doctest::timeout(60))
     CHECK_FALSE(follower.wait_for_samples(2, 0s));
 }
 
-TEST_CASE("Ros2ClockSink.Errors.NullParticipantAndEmptyTopic")
+TEST_CASE("Ros2ClockSink.Errors.NullParticipantEmptyTopicBadQos" * doctest::timeout(60))
 {
     CHECK_THROWS_WITH_AS(sd::Ros2ClockSink(nullptr), doctest::Contains("participant is null"), simsync::Error);
     simsync::ExternalTimeSource source;
     CHECK_THROWS_WITH_AS(sd::Ros2ClockFollower(nullptr, source), doctest::Contains("participant is null"),
                          simsync::Error);
+    sd::testing::DomainLease lease;
+    auto participant = sd::Participant::create(lease.config(true));
+    CHECK_THROWS_WITH_AS(sd::Ros2ClockSink(participant, {.topic = ""}), doctest::Contains("topic name must not be empty"),
+                         simsync::Error);
+    CHECK_THROWS_WITH_AS(sd::Ros2ClockFollower(participant, source, {.topic = ""}),
+                         doctest::Contains("topic name must not be empty"), simsync::Error);
+    sd::Ros2ClockSinkConfig negative;
+    negative.qos.depth = -1;
+    CHECK_THROWS_WITH_AS(sd::Ros2ClockSink(participant, negative), doctest::Contains("-1"), simsync::Error);
+    negative.qos.depth = 1;
+    negative.qos.max_blocking_time = std::chrono::nanoseconds(-5);
+    CHECK_THROWS_WITH_AS(sd::Ros2ClockSink(participant, negative), doctest::Contains("-5 ns"), simsync::Error);
 }

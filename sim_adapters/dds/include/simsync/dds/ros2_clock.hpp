@@ -132,7 +132,7 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
-/// One `/clock` sample as the follower received it.
+/// One `/clock` sample as the follower received it. A value type.
 struct ClockSample {
     RosTime time;
     /// Steady wall time at which the follower took it from DDS.
