@@ -1,0 +1,53 @@
+#pragma once
+/// @file
+/// The dds adapter in a scenario file: the `ros2` clock sink kind
+/// (`clock.sinks[i].ros2`), checked when the scenario loads, with errors that
+/// name file:line:column and the key like the rest of the configuration.
+
+#include <simsync/config.hpp>
+#include <simsync/dds/domain.hpp>
+#include <simsync/dds/ros2_clock.hpp>
+
+#include <memory>
+
+namespace simsync::dds {
+
+/// A `ros2` clock sink as a scenario describes it. A value type.
+struct Ros2SinkSettings {
+    DomainConfig domain;
+    Ros2ClockSinkConfig sink;
+};
+
+/// Reads the value of `clock.sinks[i].ros2`. Every key is optional; `- ros2:`
+/// with no value is all defaults (ROS_DOMAIN_ID 0, Cyclone's default network,
+/// the sink's default QoS).
+/// @code
+/// clock:
+///   rate: 100
+///   sinks:
+///     - ros2: {domain: 0}
+///     - ros2:
+///         domain: 5                  # 0..232 (ROS_DOMAIN_ID)
+///         network: loopback          # system (default) | loopback
+///         interface: eth0            # a network interface instead of network's
+///         peers: [10.0.0.2]          # extra unicast discovery peers
+///         tag: sim-a                 # Cyclone discovery tag (Cyclone peers only)
+///         topic: rt/clock
+///         reliability: reliable      # reliable (default) | best_effort
+///         durability: transient_local # transient_local (default) | volatile
+///         depth: 1                   # keep last N (>= 1); 0 keeps all
+///         repeat_while_paused: true  # write every paused repeat (default)
+/// @endcode
+/// @throws ConfigError naming file:line:column and the key of the first bad
+///         value (an unknown key, a domain id above 232, an unknown network, ...).
+Ros2SinkSettings parse_ros2_sink(const ConfigNode& node);
+
+/// Builds the sink a validated `ros2` node describes: a Participant in its
+/// domain (shared with other participants of the same DomainConfig in this
+/// process) and a Ros2ClockSink in it. Call on the thread that sets the
+/// publisher up; the sink is then the ClockPublisher's.
+/// @throws ConfigError as parse_ros2_sink; simsync::Error if Cyclone DDS
+///         refuses the domain or the writer (naming the domain or topic).
+std::unique_ptr<Ros2ClockSink> make_ros2_clock_sink(const ConfigNode& node);
+
+} // namespace simsync::dds

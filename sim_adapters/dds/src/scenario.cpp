@@ -1,0 +1,60 @@
+#include <simsync/dds/scenario.hpp>
+#include <simsync/error.hpp>
+
+#include <limits>
+#include <string>
+
+namespace simsync::dds {
+
+Ros2SinkSettings parse_ros2_sink(const ConfigNode& node)
+{
+    Ros2SinkSettings s;
+    if (node.is_null()) return s;
+    node.allow_only({"domain", "network", "interface", "peers", "tag", "topic", "reliability", "durability", "depth",
+                     "repeat_while_paused"});
+    if (auto n = node.find("domain")) {
+        const std::int64_t id = n->as_int();
+        if (id < 0 || id > static_cast<std::int64_t>(kMaxDomainId)) {
+            n->fail("expected a DDS domain id 0.." + std::to_string(kMaxDomainId) + " (ROS_DOMAIN_ID), got " +
+                    std::to_string(id));
+        }
+        s.domain.id = static_cast<std::uint32_t>(id);
+    }
+    if (auto n = node.find("network")) s.domain.network = parse_network(n->as_choice({"system", "loopback"}));
+    if (auto n = node.find("interface")) s.domain.interface = n->as_string();
+    if (auto n = node.find("peers")) {
+        for (const ConfigNode& p : n->elements()) {
+            std::string peer = p.as_string();
+            if (peer.empty()) p.fail("expected a host or address, got an empty string");
+            s.domain.peers.push_back(std::move(peer));
+        }
+    }
+    if (auto n = node.find("tag")) s.domain.tag = n->as_string();
+    if (auto n = node.find("topic")) {
+        s.sink.topic = n->as_string();
+        if (s.sink.topic.empty()) n->fail("expected a DDS topic name (ROS 2's /clock is rt/clock), got an empty string");
+    }
+    if (auto n = node.find("reliability")) {
+        s.sink.qos.reliability = parse_reliability(n->as_choice({"reliable", "best_effort"}));
+    }
+    if (auto n = node.find("durability")) {
+        s.sink.qos.durability = parse_durability(n->as_choice({"transient_local", "volatile"}));
+    }
+    if (auto n = node.find("depth")) {
+        const std::int64_t depth = n->as_int();
+        if (depth < 0 || depth > std::numeric_limits<std::int32_t>::max()) {
+            n->fail("expected a history depth >= 1 (keep last N) or 0 (keep all), got " + std::to_string(depth));
+        }
+        s.sink.qos.depth = static_cast<std::int32_t>(depth);
+    }
+    if (auto n = node.find("repeat_while_paused")) s.sink.repeat_while_paused = n->as_bool();
+    return s;
+}
+
+std::unique_ptr<Ros2ClockSink> make_ros2_clock_sink(const ConfigNode& node)
+{
+    const Ros2SinkSettings s = parse_ros2_sink(node);
+    return std::make_unique<Ros2ClockSink>(Participant::create(s.domain), s.sink);
+}
+
+} // namespace simsync::dds
