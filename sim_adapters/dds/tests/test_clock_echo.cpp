@@ -100,3 +100,17 @@ TEST_CASE("ClockEcho.Tag.AnotherSimulationIsNeverSeen" * doctest::timeout(60))
     REQUIRE(status.has_value());
     CHECK(*status == 1);
 }
+
+TEST_CASE("ClockEcho.Options.BadValueExitsTwo" * doctest::timeout(60))
+{
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{SIMSYNC_CLOCK_ECHO, "--domain", "233"},
+          std::vector<std::string>{SIMSYNC_CLOCK_ECHO, "--network", "lan"},
+          std::vector<std::string>{SIMSYNC_CLOCK_ECHO, "--reliability", "sometimes"},
+          std::vector<std::string>{SIMSYNC_CLOCK_ECHO, "--timeout", "0"},
+          std::vector<std::string>{SIMSYNC_CLOCK_ECHO, "--no-such-option"}}) {
+        CAPTURE(args[1]);
+        sd::testing::ChildProcess echo(args); // exits before opening any domain
+        CHECK(echo.wait(30s) == std::optional<int>(2));
+    }
+}

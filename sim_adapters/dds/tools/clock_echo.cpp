@@ -122,6 +122,7 @@ int main(int argc, char** argv)
     po::variables_map vm;
     simsync::dds::DomainConfig config;
     simsync::dds::Ros2ClockFollowerConfig follower_config;
+    std::string option; // the option being checked, for the error message
     try {
         po::store(po::parse_command_line(argc, argv, options), vm);
         if (vm.count("help")) {
@@ -131,20 +132,34 @@ int main(int argc, char** argv)
             return 0;
         }
         po::notify(vm);
+        option = "--domain";
+        if (domain > simsync::dds::kMaxDomainId) {
+            throw std::invalid_argument("expected a DDS domain id 0.." + std::to_string(simsync::dds::kMaxDomainId) +
+                                        " (ROS_DOMAIN_ID), got " + std::to_string(domain));
+        }
         config.id = domain;
+        option = "--network";
         config.network = simsync::dds::parse_network(network);
         config.interface = interface;
         config.peers = peers;
         config.tag = tag;
-        simsync::dds::cyclone_config(config); // validates the id
         follower_config.topic = topic;
+        option = "--reliability";
         follower_config.qos.reliability = simsync::dds::parse_reliability(reliability);
+        option = "--durability";
         follower_config.qos.durability = simsync::dds::parse_durability(durability);
-        if (timeout_s <= 0 || duration_s < 0 || window < 1) {
-            throw std::invalid_argument("--timeout must be > 0, --duration >= 0, --window >= 1");
-        }
+        option = "--timeout";
+        if (!(timeout_s > 0)) throw std::invalid_argument("expected seconds > 0, got " + std::to_string(timeout_s));
+        option = "--duration";
+        if (!(duration_s >= 0)) throw std::invalid_argument("expected seconds >= 0, got " + std::to_string(duration_s));
+        option = "--window";
+        if (window < 1) throw std::invalid_argument("expected at least 1 interval");
+    } catch (const po::error& e) {
+        std::cerr << "simsync-clock-echo: " << e.what() << "\nusage: simsync-clock-echo [options] (--help lists them)\n";
+        return 2;
     } catch (const std::exception& e) {
-        std::cerr << "simsync-clock-echo: " << e.what() << "\n\n" << options;
+        std::cerr << "simsync-clock-echo: " << option << ": " << e.what()
+                  << "\nusage: simsync-clock-echo [options] (--help lists them)\n";
         return 2;
     }
 
