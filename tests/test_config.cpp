@@ -478,7 +478,12 @@ TEST_CASE("Config.Document.OneDocumentUniqueScalarKeysBoundedNesting")
         {"handler:\n  step: 1ms\n  step: 2ms\n", 3, 3, "handler.step", "duplicate key"},
         {"pacer: {}\npacer: {}\n", 2, 1, "pacer", "duplicate key"},
         // Before: a second document was silently ignored.
-        {"handler: {step: 1ms}\n---\nhandler: {step: 2ms}\n", 3, 1, "", "one YAML document"},
+        {"handler: {step: 1ms}\n---\nhandler: {step: 2ms}\n", 2, 1, "", "one YAML document"},
+        // A stray flow token: yaml-cpp 0.7 never consumed it (LoadAll looped
+        // forever, found by the fuzzer; Load ignored the rest of the file).
+        {",\n", 1, 1, "", "YAML syntax error: unexpected text after the document"},
+        {", a: 1}\nhandler: {step: 1ms}\n", 1, 1, "", "YAML syntax error"},
+        {"handler: {step: 1ms}\n}\n", 2, 1, "", "YAML syntax error"},
         {"? [a, b]\n: 1\n", 1, 3, "", "a key must be a plain scalar"},
         // An alias to its own enclosing list nests without end.
         {"world: &w\n  type: bouncing_balls\n  self: [*w]\n", 1, 8, "world.self[0]", "an alias refers to a map or list that contains it"},

@@ -4,6 +4,7 @@
 #include <simsync/time_source.hpp>
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -182,23 +183,58 @@ private:
 
 } // namespace
 
+namespace {
+
+// Counts the documents of a YAML stream and notes where each starts.
+class DocumentStarts final : public YAML::EventHandler {
+public:
+    std::vector<YAML::Mark> starts;
+    void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+    void OnMapEnd() override {}
+};
+
+// Throws unless `text` holds at most one YAML document. Also guards against a
+// yaml-cpp 0.7 defect: a token that cannot start a node (a stray ',' or '}'
+// before or after the document) is never consumed, so the parser reports an
+// endless row of empty documents there (YAML::LoadAll never returns; YAML::Load
+// silently ignores the rest of the file). A second document starts with `---`;
+// anything else where one starts is reported as the syntax error it is.
+void check_one_document(const std::string& text, const std::string& file)
+{
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DocumentStarts documents;
+    while (documents.starts.size() < 2 && parser.HandleNextDocument(documents)) {
+    }
+    if (documents.starts.size() < 2) return;
+    const YAML::Mark& second = documents.starts[1];
+    const bool marker = second.pos >= 0 && text.compare(static_cast<std::size_t>(second.pos), 3, "---") == 0;
+    throw ConfigError(file, one_based(second.line), one_based(second.column), "",
+                      marker ? "a scenario file holds one YAML document; a second one starts here"
+                             : "YAML syntax error: unexpected text after the document");
+}
+
+} // namespace
+
 ConfigNode ConfigNode::parse(const std::string& text, const std::string& file)
 {
-    std::vector<YAML::Node> documents;
+    YAML::Node root;
     try {
-        documents = YAML::LoadAll(text);
+        check_one_document(text, file);
+        root = YAML::Load(text);
     } catch (const YAML::DeepRecursion& e) {
         throw ConfigError(file, one_based(e.mark.line), one_based(e.mark.column), "",
                           "YAML nesting too deep for the parser (" + std::to_string(e.depth()) + " levels)");
     } catch (const YAML::Exception& e) {
         throw ConfigError(file, one_based(e.mark.line), one_based(e.mark.column), "", "YAML syntax error: " + e.msg);
     }
-    if (documents.size() > 1) {
-        const YAML::Mark second = documents[1].Mark();
-        throw ConfigError(file, one_based(second.line), one_based(second.column), "",
-                          "a scenario file holds one YAML document; found " + std::to_string(documents.size()));
-    }
-    YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
     DocumentCheck{file}(root, 0);
     YAML::Mark mark = root.IsDefined() && !root.IsNull() ? root.Mark() : YAML::Mark();
     if (!valid(mark)) mark = YAML::Mark();
