@@ -73,7 +73,7 @@ public:
     /// Deepest nesting of maps and lists a document may have.
     static constexpr int kMaxDepth = 64;
     /// Most nodes a document may have, counting each use of an alias again.
-    static constexpr std::int64_t kMaxNodes = 1'000'000;
+    static constexpr std::int64_t kMaxNodes = 250'000;
 
     /// Parses `text`; `file` is the name used in error messages.
     /// @throws ConfigError on a YAML syntax error or a document that breaks the

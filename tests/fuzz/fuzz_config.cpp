@@ -65,7 +65,7 @@ void read_everything(const simsync::ConfigNode& n, int& budget)
 
 void validate(const simsync::ConfigNode& n)
 {
-    int budget = 10'000;
+    int budget = 2000;
     read_everything(n, budget);
     // Fail on one value, as a real validator does, so the error path is taken too.
     if (n.is_map()) {
