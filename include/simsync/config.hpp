@@ -184,9 +184,9 @@ using ConfigValidator = std::function<void(const ConfigNode&)>;
 /// const simsync::ScenarioConfig config = simsync::load_scenario_file(path, extensions);
 /// @endcode
 ///
-/// The maps may also be filled directly; load_scenario checks them (an empty
-/// validator or a name that shadows a built-in one throws simsync::Error,
-/// invalid_argument, before the file is read).
+/// The maps may also be filled directly; load_scenario checks them before it
+/// reads anything and throws simsync::Error: invalid_argument for an empty name
+/// or validator, duplicate_name for a name that shadows a built-in one.
 /// Copy/move: a value type. Thread safety: distinct objects: safe; shared
 /// objects: safe for concurrent const use (load_scenario only reads it).
 struct ScenarioExtensions {
