@@ -11,6 +11,7 @@
 //   SIMSYNC_MODEL_SEED        run only the scenario with this seed (printed on failure)
 //   SIMSYNC_MODEL_REPEAT      with SIMSYNC_MODEL_SEED: run it this many times
 //   SIMSYNC_MODEL_BASE_SEED   where the generated seeds start (default fixed)
+//   SIMSYNC_MODEL_STALL_S     a scenario not done after this many seconds is a stall (default 30)
 //   SIMSYNC_DETERMINISM_RUNS  repetitions of the fixed scenarios (default 20)
 
 #include "model/check.hpp"
@@ -115,7 +116,8 @@ ScenarioOutcome run_and_check(const Scenario& s, std::uint64_t noise_seed, bool 
     try {
         const ExpectedRun expected = model_run(s, 0);
         out.ambiguous = expected.ambiguous;
-        const Observation obs = run_on_engine(s, {.noise_seed = noise_seed, .operator_noise = operator_noise});
+        const Observation obs = run_on_engine(s, {.noise_seed = noise_seed, .operator_noise = operator_noise,
+                                                  .stall_after = std::chrono::seconds(env_u64("SIMSYNC_MODEL_STALL_S", 30))});
         for (const auto& recs : obs.records) {
             for (const RequestRecord& r : recs) {
                 (r.granted_ok() ? out.grants : out.refusals) += 1;
@@ -557,7 +559,9 @@ TEST_CASE("Determinism.Engine.LookaheadAndSetKindUnderTheCheck" * doctest::timeo
     for (std::int64_t t = 0; t <= 57; t += 3) planner.script.push_back(at(ms(t))); // plain releases: bound t + 3
     AccessorSpec offgrid = lockstep_spec("offgrid", 0, AccessMode::shared, {});
     offgrid.options.lookahead = 2500us;
-    for (std::int64_t t = 0; t <= 55'000; t += 2500) offgrid.script.push_back(at(SimTime{std::chrono::microseconds(t)}));
+    // Every 2.5 ms, but never before granted + lookahead (0, 3, 5.5, 8.5 ... ms granted).
+    const GrantModel grid(1ms, Rounding::nearest);
+    for (SimTime t{}; t <= ms(55); t = std::max(t + 2500us, grid.round(t) + 2500us)) offgrid.script.push_back(at(t));
     AccessorSpec switcher;
     switcher.name = "switcher";
     switcher.role = Role::switching;

@@ -319,8 +319,8 @@ CheckReport check_observation(const Scenario& s, const Observation& obs, const E
             m.set_kind(a, AccessorKind::free); // its timing is unknown: it constrains nobody
         }
     };
-    for (std::size_t a = 0; a < n; ++a) m.add(model_options(s.accessors[a].options));
-    m.add(keeper_options(s));
+    for (std::size_t a = 0; a < n; ++a) m.add(model_options(s.accessors[a].options), s.accessors[a].name);
+    m.add(keeper_options(s), "keeper");
     for (std::size_t a = 0; a < n; ++a) prepare(a, s.accessors[a].options.kind == AccessorKind::lockstep);
 
     bool replay_ok = true;

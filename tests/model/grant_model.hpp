@@ -106,9 +106,11 @@ public:
     // ------------------------------------------------------------ accessors
 
     /// Registers at the current time; returns the accessor's registration index.
-    std::size_t add(const ModelOptions& options)
+    /// `name` only appears in messages.
+    std::size_t add(const ModelOptions& options, std::string name = {})
     {
         Acc a;
+        a.name = name.empty() ? "accessor " + std::to_string(accs_.size()) : std::move(name);
         a.options = options;
         a.kind = options.kind;
         if (a.kind == AccessorKind::lockstep) {
@@ -320,6 +322,7 @@ public:
 private:
     enum class State { idle, pending, holding };
     struct Acc {
+        std::string name;
         ModelOptions options;
         AccessorKind kind = AccessorKind::lockstep;
         bool registered = true;
@@ -412,7 +415,7 @@ private:
         for (std::size_t y = 0; y < accs_.size(); ++y) {
             if (y == c || !may_come(y) || !ahead(y, c)) continue;
             std::ostringstream why;
-            why << "accessor " << y << " comes first at " << show(now_) << " ("
+            why << accs_[y].name << " comes first at " << show(now_) << " ("
                 << (accs_[y].state == State::pending ? "waiting" : "could still ask") << ", priority "
                 << accs_[y].options.priority << (had(y) ? ", a repeat" : "") << " against priority "
                 << a.options.priority << (had(c) ? ", a repeat" : "") << ")";

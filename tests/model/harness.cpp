@@ -3,6 +3,8 @@
 #include <simsync/error.hpp>
 
 #include <chrono>
+#include <condition_variable>
+#include <sstream>
 #include <limits>
 #include <thread>
 
@@ -155,7 +157,11 @@ void AccessorProgram::on_outcome(Access access)
     ++step_;
 }
 
-void AccessorProgram::finish() noexcept { accessor_.deregister(); }
+void AccessorProgram::finish() noexcept
+{
+    accessor_.deregister();
+    if (on_finish) on_finish();
+}
 
 void AccessorProgram::fail(const std::string& what) { errors_.push_back(spec_.name + ": " + what); }
 
@@ -324,7 +330,33 @@ Observation run_on_engine(const Scenario& s, const RunOptions& options)
     OperatorNoise op(s, handler, options.noise_seed ^ 0xA5A5A5A5ULL, done);
     std::thread op_thread;
     if (with_operator) op_thread = std::thread([&] { op.run(); });
+    std::mutex finished_mutex;
+    std::condition_variable finished_cv;
+    std::size_t finished = 0;
+    for (auto& p : programs) {
+        p->on_finish = [&] {
+            std::lock_guard<std::mutex> g(finished_mutex);
+            ++finished;
+            finished_cv.notify_all();
+        };
+    }
     for (std::size_t i = 0; i < drivers.size(); ++i) drivers[i]->start(*programs[i]);
+    {
+        std::unique_lock<std::mutex> lock(finished_mutex);
+        if (!finished_cv.wait_for(lock, options.stall_after, [&] { return finished == drivers.size(); })) {
+            lock.unlock();
+            const Snapshot snap = handler.snapshot();
+            std::ostringstream what;
+            what << "stalled: no end after " << options.stall_after.count() << " s; now " << show(snap.now) << ", "
+                 << to_string(snap.state) << ", waiting for:";
+            for (const auto& w : snap.waiting_for) what << ' ' << w;
+            for (const auto& a : snap.accessors) {
+                what << "; " << a.name << ' ' << to_string(a.activity) << ' ' << show(a.time);
+            }
+            obs.errors.push_back(what.str());
+            handler.stop(); // every waiter returns `stopped`: the drivers end
+        }
+    }
     for (auto& d : drivers) d->join();
     done = true;
     if (op_thread.joinable()) op_thread.join();

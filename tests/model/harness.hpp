@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -97,8 +98,10 @@ public:
     /// The outcome of the request made for next_request()'s time; inside a
     /// granted access it runs the step's body and releases.
     void on_outcome(Access access);
-    /// Deregisters (the script is done, or the driver gave up).
+    /// Deregisters (the script is done, or the driver gave up) and tells the run.
     void finish() noexcept;
+    /// Called by finish(), once, from the driver's thread.
+    std::function<void()> on_finish;
     /// Records an exception that escaped the driver; the run then fails.
     void fail(const std::string& what);
 
@@ -136,6 +139,9 @@ std::unique_ptr<Driver> make_driver(DriverKind kind, std::uint64_t seed);
 struct RunOptions {
     std::uint64_t noise_seed = 1;
     bool operator_noise = true; ///< false: no operator thread even if the scenario has one
+    /// A run still going after this long is a stall: its snapshot is recorded as
+    /// an error and the handler stopped, so a broken engine fails instead of hanging.
+    std::chrono::seconds stall_after{30};
 };
 
 /// Runs the scenario once on real threads and returns what happened.

@@ -198,7 +198,7 @@ Scenario generate_scenario(std::uint64_t seed)
     const Rounding roundings[] = {Rounding::nearest, Rounding::up, Rounding::down};
     s.rounding = g.pick(roundings);
     s.step_thread = g.chance(25) ? StepThread::host : StepThread::any;
-    s.end = SimTime{s.dt * g.uniform(8, 90)};
+    s.end = SimTime{s.dt * g.uniform(8, 120)};
     s.op.enabled = g.chance(65);
     s.start_paused = s.op.enabled && g.chance(30);
     s.op.checkpoints = s.op.enabled ? static_cast<int>(g.uniform(0, 3)) : 0;
@@ -208,7 +208,7 @@ Scenario generate_scenario(std::uint64_t seed)
     s.noise.max_sleep_us = static_cast<int>(g.uniform(5, 80));
 
     const bool lockstep_only = g.chance(45);
-    const std::size_t n = static_cast<std::size_t>(g.uniform(1, 7));
+    const std::size_t n = static_cast<std::size_t>(g.uniform(1, 8));
     for (std::size_t i = 0; i < n; ++i) {
         AccessorSpec a;
         a.name = "acc" + std::to_string(i);
