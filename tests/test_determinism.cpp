@@ -7,7 +7,7 @@
 // handler with real threads over generated scenarios and compare.
 //
 // Environment:
-//   SIMSYNC_MODEL_SCENARIOS   scenarios per run of the random case (default 500)
+//   SIMSYNC_MODEL_SCENARIOS   scenarios per run of the random case (default 1000)
 //   SIMSYNC_MODEL_SEED        run only the scenario with this seed (printed on failure)
 //   SIMSYNC_MODEL_REPEAT      with SIMSYNC_MODEL_SEED: run it this many times
 //   SIMSYNC_MODEL_BASE_SEED   where the generated seeds start (default fixed)
@@ -148,7 +148,8 @@ ScenarioOutcome run_and_check(const Scenario& s, std::uint64_t noise_seed, bool 
         std::ostringstream msg;
         msg << "scenario " << s.describe() << "violations:\n"
             << out.failure << "rerun: SIMSYNC_MODEL_SEED=" << s.seed
-            << " build/<preset>/tests/test_determinism -tc='Determinism.Engine.MatchesModelOverRandomScenarios'\n";
+            << " [SIMSYNC_MODEL_REPEAT=50] build/<preset>/tests/test_determinism"
+               " -tc='Determinism.Engine.MatchesModelOverRandomScenarios'\n";
         out.failure = msg.str();
     }
     return out;
@@ -398,8 +399,10 @@ TEST_CASE("Determinism.Model.AnyInterleavingGivesTheSameGrants" * doctest::timeo
     // grants, releases, requests and time advances happen, the steady accessors'
     // grants are the same (up to the order of repeats it leaves open).
     const std::uint64_t base = env_u64("SIMSYNC_MODEL_BASE_SEED", 20240611);
+    // Half as many scenarios as the engine case (a sanitizer run asks for fewer).
+    const std::uint64_t n = std::max<std::uint64_t>(20, env_u64("SIMSYNC_MODEL_SCENARIOS", 1000) / 2);
     int ambiguous = 0, shared_groups = 0;
-    for (std::uint64_t i = 0; i < 300; ++i) {
+    for (std::uint64_t i = 0; i < n; ++i) {
         const Scenario s = generate_scenario(seed_at(base, i));
         CAPTURE(s.describe());
         const ExpectedRun canonical = model_run(s, 0);
@@ -411,7 +414,7 @@ TEST_CASE("Determinism.Model.AnyInterleavingGivesTheSameGrants" * doctest::timeo
             if (!canonical.ambiguous) REQUIRE(other.det_hash == canonical.det_hash);
         }
     }
-    MESSAGE("300 scenarios: " << ambiguous << " with repeats of several accessors at one instant, " << shared_groups
+    MESSAGE(n << " scenarios: " << ambiguous << " with repeats of several accessors at one instant, " << shared_groups
                               << " with shared accesses held together");
     CHECK(shared_groups > 0);
 }
@@ -427,7 +430,7 @@ TEST_CASE("Determinism.Engine.MatchesModelOverRandomScenarios" * doctest::timeou
         seeds.assign(static_cast<std::size_t>(env_u64("SIMSYNC_MODEL_REPEAT", 1)), *one);
         MESSAGE("scenario " << generate_scenario(*one).describe());
     } else {
-        const std::uint64_t n = env_u64("SIMSYNC_MODEL_SCENARIOS", 500);
+        const std::uint64_t n = env_u64("SIMSYNC_MODEL_SCENARIOS", 1000);
         for (std::uint64_t i = 0; i < n; ++i) seeds.push_back(seed_at(base, i));
     }
     struct Coverage {

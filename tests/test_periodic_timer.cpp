@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -777,14 +778,17 @@ namespace {
 
 // A lockstep accessor that asks for every step on its own thread, so the
 // simulation is always running (and mostly stepping) while a test starts timers.
+// `inside` runs inside each of its accesses (time stands still there).
 class Stepper {
 public:
-    explicit Stepper(simsync::SimSyncHandler& handler)
+    explicit Stepper(simsync::SimSyncHandler& handler, std::function<void(SimTime)> inside = {})
         : accessor_(handler.register_accessor("stepper", {.first_request = SimTime{}})),
+          inside_(std::move(inside)),
           thread_([this] {
               for (std::int64_t k = 0; !stop_.load(); ++k) {
                   simsync::Access a = accessor_.request_access(SimTime{k * 1ms});
                   if (!a) return;
+                  if (inside_) inside_(a.granted_time());
                   a.release(SimTime{(k + 1) * 1ms});
               }
               accessor_.deregister();
@@ -799,6 +803,7 @@ public:
 
 private:
     simsync::Accessor accessor_;
+    std::function<void(SimTime)> inside_;
     std::atomic<bool> stop_{false};
     std::thread thread_;
 };
@@ -817,40 +822,56 @@ bool poll_until(F condition, std::chrono::seconds limit = 10s)
 
 } // namespace
 
-TEST_CASE("Timer.SimulatedTime.StartedWhileTheSimulationRuns" * doctest::timeout(60))
+TEST_CASE("Timer.SimulatedTime.StartedWhileRunningCallsFromTheNextGridInstant" * doctest::timeout(120))
 {
-    // The timer registers while time moves: its first call is at the first
-    // instant of its grid not before the time it started at, then every period,
-    // none skipped, each at the handler's time.
-    simsync::CountingWorld world;
-    simsync::SimSyncHandler handler(world, {.step = 1ms});
-    Stepper stepper(handler);
-    REQUIRE(poll_until([&] { return handler.now() >= simsync::sim_time(20ms); }));
-    const SimTime before = handler.now();
-    PeriodicTimer timer(sim_config(7ms, 3ms, "late_timer"), {.handler = &handler});
-    std::vector<SimTime> nominal;
-    bool mismatch = false;
-    Latch ten_calls;
-    timer.start_async([&](const TimerTick& tick) {
-        nominal.push_back(tick.sim_time);
-        mismatch = mismatch || handler.now() != tick.sim_time;
-        if (nominal.size() == 10) {
-            timer.stop();
-            ten_calls.raise();
+    // A stepper runs the simulation step by step; at 20 ms, inside its access
+    // (time stands still there, no step under way), it starts a timer whose grid
+    // holds 20 ms. A simulated timer is a lockstep accessor at offset + n * period:
+    // its first call is at the first instant of its grid not before its start
+    // (20 ms itself), then every period, none skipped, each at the handler's
+    // time, whatever the thread timing (design.md 2 and 3). Ten runs, all right.
+    // Fails today: start_async registers the timer's accessor on the timer's own
+    // thread, so the simulation runs on until that thread gets a core and the
+    // first call lands later (seen with offset 3 ms: 2.173 s, 4.84 s, 13.779 s;
+    // alone, 25 of 30 single runs miss 20 ms). Not one of issue 10's points
+    // 1-5/9, hence not marked may_fail: reported to the lead.
+    int wrong_runs = 0;
+    std::string first_wrong;
+    for (int run = 0; run < 10; ++run) {
+        simsync::CountingWorld world;
+        simsync::SimSyncHandler handler(world, {.step = 1ms});
+        PeriodicTimer timer(sim_config(7ms, 6ms, "late_timer"), {.handler = &handler}); // 6, 13, 20, 27 ... ms
+        std::vector<SimTime> nominal;
+        bool mismatch = false;
+        std::atomic<int> calls{0};
+        std::atomic<bool> started{false};
+        {
+            Stepper stepper(handler, [&](SimTime t) {
+                if (t != simsync::sim_time(20ms)) return;
+                timer.start_async([&](const TimerTick& tick) {
+                    nominal.push_back(tick.sim_time);
+                    mismatch = mismatch || handler.now() != tick.sim_time;
+                    if (++calls == 5) timer.stop();
+                });
+                started = true;
+            });
+            // Five calls, or the timer ended by itself (error() says why): no hang either way.
+            REQUIRE(poll_until([&] { return started.load() && (calls.load() >= 5 || static_cast<bool>(timer.error())); }));
+            timer.stop(); // joins: `nominal` is ours from here
         }
-    });
-    ten_calls.wait();
-    timer.stop(); // joins: `nominal` is ours from here
-    CHECK_FALSE(timer.error());
-    CHECK_FALSE(mismatch);
-    REQUIRE(nominal.size() == 10);
-    const nanoseconds first_allowed = simsync::first_grid_instant(before.time_since_epoch(), 7ms, 3ms);
-    CHECK(nominal.front().time_since_epoch() >= first_allowed);
-    for (std::size_t k = 0; k < nominal.size(); ++k) {
-        CAPTURE(k);
-        CHECK((nominal[k].time_since_epoch() - 3ms) % 7ms == 0ns);
-        if (k > 0) CHECK(nominal[k] - nominal[k - 1] == 7ms);
+        std::vector<SimTime> expected;
+        for (std::int64_t k = 0; k < 5; ++k) expected.push_back(simsync::sim_time(20ms + k * 7ms));
+        if (timer.error() || mismatch || nominal != expected) {
+            ++wrong_runs;
+            if (first_wrong.empty()) {
+                first_wrong = timer.error() ? "ended: " + timer.error().message()
+                              : nominal.empty() ? std::string("no call")
+                                                : "first call at " + simsync::format_seconds(nominal.front()) + " s";
+            }
+        }
     }
+    CAPTURE(first_wrong);
+    CHECK(wrong_runs == 0);
 }
 
 TEST_CASE("Timer.SimulatedTime.StartedWhileRunningWithPeriodEqualToStep" * doctest::timeout(120) * doctest::may_fail())
