@@ -170,14 +170,31 @@ TEST_CASE("Determinism.Model.RoundingAsTheHeaderDefinesIt")
     CHECK(nearest.round(sim_time(-600us)) == ms(-1));
     CHECK(GrantModel(1ms, Rounding::up).round(sim_time(1100us)) == ms(2));
     CHECK(GrantModel(1ms, Rounding::down).round(sim_time(1900us)) == ms(1));
-    // And the library agrees with the model everywhere (a check of round_to_grid).
+    // The ends of the range saturate: "never" stays "never".
+    CHECK(nearest.round(kSimTimeMax) == kSimTimeMax);
+    CHECK(nearest.round(kSimTimeMin) == kSimTimeMin);
+    CHECK(GrantModel(1ms, Rounding::up).round(kSimTimeMax - SimDuration{1}) == kSimTimeMax);
+    // And the library agrees with the model everywhere, near zero and at the
+    // ends of the range (a check of round_to_grid written apart from it).
     std::mt19937_64 rng(7);
+    constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+    constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
     for (const Rounding r : {Rounding::nearest, Rounding::up, Rounding::down}) {
-        for (const SimDuration dt : {SimDuration{1'000'000}, SimDuration{250'000}, SimDuration{3}, SimDuration{7'000'001}}) {
+        for (const SimDuration dt : {SimDuration{1'000'000}, SimDuration{250'000}, SimDuration{3}, SimDuration{7'000'001},
+                                     SimDuration{kMax / 3}, SimDuration{kMax}}) {
             const GrantModel m(dt, r);
+            std::vector<std::int64_t> values{kMax, kMax - 1, kMin, kMin + 1, 0, -1, 1};
             for (int i = 0; i < 2000; ++i) {
-                const SimTime t{SimDuration{std::uniform_int_distribution<std::int64_t>(-100'000'000, 100'000'000)(rng)}};
-                CAPTURE(t.time_since_epoch().count());
+                values.push_back(std::uniform_int_distribution<std::int64_t>(-100'000'000, 100'000'000)(rng));
+                values.push_back(kMax - std::uniform_int_distribution<std::int64_t>(0, 3 * dt.count() / 2 + 2)(rng));
+                values.push_back(kMin + std::uniform_int_distribution<std::int64_t>(0, 3 * dt.count() / 2 + 2)(rng));
+                values.push_back(static_cast<std::int64_t>(rng()));
+            }
+            for (const std::int64_t v : values) {
+                const SimTime t{SimDuration{v}};
+                CAPTURE(to_string(r));
+                CAPTURE(dt.count());
+                CAPTURE(v);
                 REQUIRE(m.round(t) == round_to_grid(t, dt, r));
             }
         }

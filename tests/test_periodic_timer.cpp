@@ -874,13 +874,12 @@ TEST_CASE("Timer.SimulatedTime.StartedWhileRunningCallsFromTheNextGridInstant" *
     CHECK(wrong_runs == 0);
 }
 
-TEST_CASE("Timer.SimulatedTime.StartedWhileRunningWithPeriodEqualToStep" * doctest::timeout(120) * doctest::may_fail())
+TEST_CASE("Timer.SimulatedTime.StartedWhileRunningWithPeriodEqualToStep" * doctest::timeout(120))
 {
     // Issue 10 point 4: a simulated timer with period == dt started on a running
-    // simulation registers during a step, asks for the instant it is bound to,
-    // is refused with time_passed (checked against a now() that lags) and ends
-    // on its own. Every one of these timers must keep calling. may_fail until
-    // point 4 is fixed.
+    // simulation registered during a step, asked for the instant it was bound to,
+    // was refused with time_passed (checked against a now() that lagged) and
+    // ended on its own. Every one of these timers must keep calling.
     simsync::CountingWorld world;
     simsync::SimSyncHandler handler(world, {.step = 1ms});
     Stepper stepper(handler);

@@ -56,6 +56,10 @@
 
 namespace simsync::model {
 
+// 128-bit integers for exact rounding near the ends of SimTime's range (GCC and
+// Clang; __extension__ keeps -Wpedantic quiet about it).
+__extension__ typedef __int128 WideInt;
+
 enum class RepeatOrder {
     unspecified, ///< accessors that all had the instant: any order is allowed
     by_priority, ///< the literal reading: priority, then registration, among those too
@@ -87,18 +91,33 @@ public:
 
     // ------------------------------------------------------------ time grid
 
-    /// The handler's rounding policy, computed here from its definition.
+    /// The handler's rounding policy, computed here from its definition
+    /// (time.hpp), in 128-bit arithmetic: the grid saturates at the ends of
+    /// SimTime's range, kSimTimeMax ("never") and kSimTimeMin round to themselves,
+    /// a grid point beyond the last representable one is kSimTimeMax, below the
+    /// first one kSimTimeMin.
     SimTime round(SimTime t) const
     {
+        using Wide = WideInt;
+        constexpr std::int64_t kMaxNs = std::numeric_limits<std::int64_t>::max();
+        constexpr std::int64_t kMinNs = std::numeric_limits<std::int64_t>::min();
         const std::int64_t v = t.time_since_epoch().count();
-        const std::int64_t lo = floor_div(v, dt_) * dt_; // last grid point <= v
-        if (lo == v) return t;
-        switch (rounding_) {
-        case Rounding::down: return at(lo);
-        case Rounding::up: return at(lo + dt_);
-        case Rounding::nearest: return at((v - lo) * 2 >= dt_ ? lo + dt_ : lo); // a tie goes up
+        if (v == kMaxNs || v == kMinNs) return t;
+        const Wide d = dt_;
+        const Wide lo = floor_div_wide(v, d) * d; // last grid point <= v
+        Wide g = lo;
+        if (lo != v) {
+            switch (rounding_) {
+            case Rounding::down: g = lo; break;
+            case Rounding::up: g = lo + d; break;
+            case Rounding::nearest: g = (Wide{v} - lo) * 2 >= d ? lo + d : lo; break; // a tie goes up
+            }
         }
-        return at(lo);
+        const Wide last = floor_div_wide(kMaxNs, d) * d;
+        const Wide first = -floor_div_wide(-Wide{kMinNs}, d) * d; // ceil(min / d) * d
+        if (g > last) return SimTime::max();
+        if (g < first) return SimTime::min();
+        return at(static_cast<std::int64_t>(g));
     }
     SimTime floor_to_grid(SimTime t) const { return at(floor_div(t.time_since_epoch().count(), dt_) * dt_); }
     SimDuration dt() const { return SimDuration{dt_}; }
@@ -338,6 +357,11 @@ private:
     static std::int64_t floor_div(std::int64_t a, std::int64_t b)
     {
         const std::int64_t q = a / b;
+        return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+    }
+    static WideInt floor_div_wide(WideInt a, WideInt b)
+    {
+        const WideInt q = a / b;
         return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
     }
     static SimTime at(std::int64_t ns) { return SimTime{SimDuration{ns}}; }

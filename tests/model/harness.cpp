@@ -294,8 +294,16 @@ Observation run_on_engine(const Scenario& s, const RunOptions& options)
 {
     Observation obs;
     ProbeWorld world(s.dt);
+    // The handler's own stall reports: time standing still for seconds while
+    // somebody waits never happens in a healthy run of these short scenarios.
+    std::mutex diagnostics_mutex;
+    std::vector<std::string> diagnostics;
     SimSyncHandler handler(world, {.step = s.dt, .rounding = s.rounding, .start_paused = s.start_paused,
-                                   .step_thread = s.step_thread});
+                                   .step_thread = s.step_thread,
+                                   .diagnostics = [&](const Diagnostic& d) {
+                                       std::lock_guard<std::mutex> g(diagnostics_mutex);
+                                       diagnostics.push_back(d.message);
+                                   }});
     const bool with_operator = options.operator_noise && s.op.enabled;
     if (s.start_paused && !with_operator) handler.resume();
 
@@ -369,6 +377,10 @@ Observation run_on_engine(const Scenario& s, const RunOptions& options)
     handler.stop();
     if (host.joinable()) host.join();
     if (!host_error.empty()) obs.errors.push_back("host run(): " + host_error);
+    {
+        std::lock_guard<std::mutex> g(diagnostics_mutex);
+        for (const std::string& d : diagnostics) obs.errors.push_back("handler diagnostic: " + d);
+    }
 
     for (auto& p : programs) {
         obs.records.push_back(p->take_records());
