@@ -562,17 +562,36 @@ TEST_CASE("Handler.Failure.WorldExceptionStopsAndIsReported" * doctest::timeout(
     CHECK(handler.now() == ms(4));
 }
 
-TEST_CASE("Handler.RunGeneration.CountsOperatorActions")
+TEST_CASE("Handler.RunGeneration.CountsEveryChangeAsAnEvent")
 {
     CountingWorld world;
     SimSyncHandler handler(world);
+    std::vector<HandlerEvent> events; // delivered on this thread: it makes every change
+    Subscription sub = handler.subscribe([&](const HandlerEvent& e) { events.push_back(e); });
     const auto g0 = handler.run_generation();
     handler.pause();
     handler.resume();
-    handler.step(1);
-    handler.run_until(ms(5));
+    handler.step(1);          // with nobody waiting, this thread steps: and reaches the target
+    handler.run_until(ms(5)); // likewise
     handler.stop();
-    CHECK(handler.run_generation() == g0 + 5);
+    // handler.hpp: pause, resume, step, run_until, stop and reaching a target each add one.
+    CHECK(handler.run_generation() == g0 + 7);
+    using K = HandlerEvent::Kind;
+    const std::vector<K> expected{K::paused, K::resumed, K::stepping, K::target_reached,
+                                  K::running_until, K::target_reached, K::stopped};
+    REQUIRE(events.size() == expected.size());
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        CAPTURE(i);
+        CHECK(events[i].kind == expected[i]);
+        CHECK(events[i].generation == g0 + i + 1);
+    }
+    CHECK(events[2].pause_at == ms(1));
+    CHECK(events[3].at == ms(1));
+    CHECK(events[4].pause_at == ms(5));
+    CHECK(events[5].at == ms(5));
+    sub.reset();
+    handler.resume(); // no longer delivered
+    CHECK(events.size() == expected.size());
 }
 
 TEST_CASE("Handler.Order.ExtremePrioritiesOrderCorrectly" * doctest::timeout(30))

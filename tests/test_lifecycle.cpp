@@ -1,12 +1,11 @@
 // Ending things: stop, exceptions inside an access, destroying the handler with
-// waiters, revoking a stuck accessor, interrupting a waiting boost::thread.
+// waiters, revoking a stuck accessor, cancelling a waiting request through its stop token.
 // Every case must end without a hang (ctest timeout) or a leak (ASan/LSan).
 
 #include "support.hpp"
 
 #include <doctest/doctest.h>
 
-#include <boost/thread/thread.hpp>
 
 #include <atomic>
 #include <memory>
@@ -242,28 +241,26 @@ TEST_CASE("Lifecycle.Revoke.WaitingRequestReturnsNotRegistered" * doctest::timeo
     CHECK(result.load() == static_cast<int>(errc::not_registered));
 }
 
-TEST_CASE("Lifecycle.Interrupt.BoostThreadLeavesItsRequest" * doctest::timeout(30))
+TEST_CASE("Lifecycle.Cancel.StopTokenWithdrawsTheRequest" * doctest::timeout(30))
 {
     CountingWorld world;
     SimSyncHandler handler(world, {.step = 1ms});
     auto blocker = handler.register_accessor("blocker", lockstep());
     auto sensor = handler.register_accessor("sensor", lockstep());
-    std::atomic<bool> interrupted{false};
-    boost::thread t([&] {
-        try {
-            (void)sensor.request_access(ms(5));
-        } catch (const boost::thread_interrupted&) {
-            interrupted = true;
-        }
-    });
+    std::stop_source stop;
+    std::error_code result;
+    std::thread t([&] { result = sensor.request_access(ms(5), stop.get_token()).error(); });
     REQUIRE(eventually([&] { return is_waiting(handler, "sensor"); }));
-    t.interrupt();
+    stop.request_stop();
     t.join();
-    CHECK(interrupted.load());
+    CHECK(result == errc::cancelled);
+    CHECK(result == std::errc::operation_canceled); // the standard condition too
     const Snapshot snap_now = handler.snapshot();
     const auto* st = find_status(snap_now, "sensor");
     REQUIRE(st != nullptr);
     CHECK(st->activity == AccessorStatus::Activity::idle);
+    // A token stopped before the request: refused at once, nothing queued.
+    CHECK(sensor.request_access(ms(5), stop.get_token()).error() == errc::cancelled);
     // The accessor is still usable, and it still holds time where it asked (lockstep).
     blocker.deregister();
     CHECK(sensor.request_access(ms(5)).granted_time() == ms(5));
