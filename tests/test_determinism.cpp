@@ -26,6 +26,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <limits>
+#include <map>
+#include <set>
 #include <random>
 #include <sstream>
 
@@ -458,6 +460,8 @@ TEST_CASE("Determinism.Engine.MatchesModelOverRandomScenarios" * doctest::timeou
             host = 0, operator_noise = 0, checkpoints = 0, ambiguous = 0, reruns = 0, shared_groups = 0,
             start_paused = 0;
         std::size_t grants = 0, refusals = 0, retries = 0, refused_during_step = 0;
+        std::map<DriverKind, int> drivers; // scenarios using each way to wait
+        int all_four = 0;                  // blocking, callback, coroutine and inline in one handler
     } cov;
     std::vector<std::string> failures;
     const auto t0 = WallClock::now();
@@ -477,6 +481,13 @@ TEST_CASE("Determinism.Engine.MatchesModelOverRandomScenarios" * doctest::timeou
             lookahead |= a.options.lookahead.count() != 0;
             first_request |= a.options.first_request != SimTime::min();
         }
+        std::set<DriverKind> kinds;
+        for (const AccessorSpec& a : s.accessors) kinds.insert(a.driver);
+        for (const DriverKind k : kinds) ++cov.drivers[k];
+        const bool blocking = kinds.count(DriverKind::blocking) + kinds.count(DriverKind::blocking_timed) +
+                                  kinds.count(DriverKind::blocking_try) > 0;
+        cov.all_four += blocking && kinds.count(DriverKind::async_callback) && kinds.count(DriverKind::coroutine) &&
+                        kinds.count(DriverKind::inline_system);
         cov.with_free += free;
         cov.with_switching += switching;
         cov.with_lookahead += lookahead;
@@ -509,6 +520,12 @@ TEST_CASE("Determinism.Engine.MatchesModelOverRandomScenarios" * doctest::timeou
                          << cov.checkpoints << " checkpoints), " << cov.shared_groups << " with shared groups, "
                          << cov.ambiguous << " with open repeat order (" << cov.reruns << " rerun); "
                          << cov.refused_during_step << " requests for now() refused while a step had begun (point 4)");
+    {
+        std::ostringstream kinds;
+        for (const auto& [k, n] : cov.drivers) kinds << to_string(k) << ' ' << n << ", ";
+        MESSAGE("ways to wait (scenarios using each): " << kinds.str() << cov.all_four
+                                                        << " mixing blocking, callback, coroutine and inline");
+    }
     for (const std::string& f : failures) FAIL_CHECK(f);
     CHECK(failures.empty());
     if (!env_seed() && ran >= 100) {
@@ -523,6 +540,8 @@ TEST_CASE("Determinism.Engine.MatchesModelOverRandomScenarios" * doctest::timeou
         CHECK(cov.shared_groups > 0);
         CHECK(cov.refusals > 0);
         CHECK(cov.retries > 0);
+        for (const DriverKind k : kAllDriverKinds) CHECK(cov.drivers[k] > 0);
+        CHECK(cov.all_four > 0);
     }
 }
 
@@ -553,6 +572,34 @@ TEST_CASE("Determinism.Engine.SameSequenceRunAfterRun" * doctest::timeout(290))
             }
             CHECK_MESSAGE(seq == *first, first_difference(s, *first, seq));
             CHECK(obs.det_hash == *first_hash);
+        }
+    }
+}
+
+TEST_CASE("Determinism.Engine.AllWaysToWaitGiveTheSameRun" * doctest::timeout(290))
+{
+    // Blocking threads, callbacks, coroutines and inline systems in one handler
+    // (issue 11): the same grants as the model, run after run, in both step modes.
+    const int runs = static_cast<int>(env_u64("SIMSYNC_DETERMINISM_RUNS", 20));
+    for (const StepThread mode : {StepThread::any, StepThread::host}) {
+        CAPTURE(mode == StepThread::host ? "host" : "any");
+        Scenario s = fixed_rates_scenario(12, ms(60));
+        for (std::size_t i = 0; i < s.accessors.size(); ++i) {
+            s.accessors[i].driver = kAllDriverKinds[i % std::size(kAllDriverKinds)];
+        }
+        s.step_thread = mode;
+        s.op.enabled = true;
+        s.op.checkpoints = 2;
+        const ExpectedRun expected = model_run(s, 0);
+        std::optional<std::vector<ExpectedGrant>> first;
+        for (int run = 0; run < runs; ++run) {
+            CAPTURE(run);
+            const Observation obs = run_on_engine(s, {.noise_seed = static_cast<std::uint64_t>(run + 11), .operator_noise = run % 2 == 1});
+            const CheckReport report = check_observation(s, obs, expected);
+            CHECK_MESSAGE(report.ok(), report.text());
+            const auto seq = observed_steady(s, obs);
+            if (!first) first = seq;
+            CHECK_MESSAGE(seq == *first, first_difference(s, *first, seq));
         }
     }
 }

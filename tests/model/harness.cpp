@@ -1,7 +1,20 @@
 #include "model/harness.hpp"
 
+#include <simsync/asio.hpp>
 #include <simsync/error.hpp>
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <sstream>
@@ -60,14 +73,14 @@ void Noise::pause_point()
 // ----------------------------------------------------------- AccessorProgram
 
 AccessorProgram::AccessorProgram(const Scenario& scenario, std::size_t index, SimSyncHandler& handler,
-                                 Accessor& accessor, ProbeWorld& world, std::uint64_t seed)
+                                 Accessor& accessor, ProbeWorld& world, std::uint64_t seed, const NoiseSpec& noise)
     : scenario_(scenario),
       spec_(scenario.accessors.at(index)),
       index_(index),
       handler_(handler),
       accessor_(accessor),
       world_(world),
-      noise_(scenario.noise, seed)
+      noise_(noise, seed)
 {
 }
 
@@ -97,12 +110,12 @@ std::optional<SimTime> AccessorProgram::next_request()
     return r.requested;
 }
 
-void AccessorProgram::on_outcome(Access access)
+void AccessorProgram::on_outcome(std::error_code error, Access access)
 {
     RequestRecord& r = *current_;
     if (!access) {
-        const std::error_code e = access.error();
-        if (e == errc::timed_out || e == errc::would_block) {
+        const std::error_code e = error ? error : access.error();
+        if (e == errc::timed_out || e == errc::would_block || e == errc::cancelled) {
             ++r.retries;
             return; // the driver asks again
         }
@@ -215,14 +228,176 @@ private:
     std::thread thread_;
 };
 
+// Waits until a program has finished (asynchronous drivers have no thread to join).
+class Finished {
+public:
+    void set()
+    {
+        std::lock_guard<std::mutex> g(m_);
+        done_ = true;
+        cv_.notify_all();
+    }
+    void wait()
+    {
+        std::unique_lock<std::mutex> lock(m_);
+        cv_.wait(lock, [&] { return done_; });
+    }
+
+private:
+    std::mutex m_;
+    std::condition_variable cv_;
+    bool done_ = false;
+};
+
+// A callback completed on the shared io_context; now and then the request is
+// cancelled through its cancellation slot right after it starts (the engine
+// may have granted it already: either outcome is fine, a cancel is asked again).
+class AsyncCallbackDriver final : public Driver {
+public:
+    AsyncCallbackDriver(boost::asio::io_context& io, std::uint64_t seed)
+        : strand_(boost::asio::make_strand(io)), rng_(seed)
+    {
+    }
+    ~AsyncCallbackDriver() override { join(); }
+    void start(AccessorProgram& program) override
+    {
+        program_ = &program;
+        boost::asio::post(strand_, [this] { next(); });
+    }
+    void join() override
+    {
+        if (program_ != nullptr) finished_.wait();
+    }
+
+private:
+    void next()
+    {
+        try {
+            const auto t = program_->next_request();
+            if (!t) {
+                program_->finish();
+                finished_.set();
+                return;
+            }
+            program_->noise().pause_point();
+            const bool cancel = std::uniform_int_distribution<int>(0, 99)(rng_) < 15;
+            program_->accessor().async_request_access(
+                *t, boost::asio::bind_cancellation_slot(
+                        signal_.slot(), boost::asio::bind_executor(strand_, [this](std::error_code e, Access a) {
+                            program_->on_outcome(e, std::move(a));
+                            next();
+                        })));
+            if (cancel) signal_.emit(boost::asio::cancellation_type::terminal);
+        } catch (const std::exception& e) {
+            program_->fail(std::string("exception: ") + e.what());
+            program_->finish();
+            finished_.set();
+        }
+    }
+
+    // One strand per accessor: its completion never runs while next() still
+    // uses the cancellation signal on another pool thread.
+    boost::asio::strand<boost::asio::io_context::executor_type> strand_;
+    std::mt19937 rng_;
+    boost::asio::cancellation_signal signal_;
+    AccessorProgram* program_ = nullptr;
+    Finished finished_;
+};
+
+// A C++20 coroutine on the shared io_context, one co_await per request.
+class CoroutineDriver final : public Driver {
+public:
+    explicit CoroutineDriver(boost::asio::io_context& io) : io_(io) {}
+    ~CoroutineDriver() override { join(); }
+    void start(AccessorProgram& program) override
+    {
+        program_ = &program;
+        boost::asio::co_spawn(io_, run(program), [this](std::exception_ptr e) {
+            if (e) {
+                try {
+                    std::rethrow_exception(e);
+                } catch (const std::exception& x) {
+                    program_->fail(std::string("exception: ") + x.what());
+                }
+            }
+            program_->finish();
+            finished_.set();
+        });
+    }
+    void join() override
+    {
+        if (program_ != nullptr) finished_.wait();
+    }
+
+private:
+    static boost::asio::awaitable<void> run(AccessorProgram& program)
+    {
+        while (const auto t = program.next_request()) {
+            program.noise().pause_point();
+            auto [error, access] =
+                co_await program.accessor().async_request_access(*t, boost::asio::as_tuple(boost::asio::use_awaitable));
+            program.on_outcome(error, std::move(access));
+        }
+    }
+
+    boost::asio::io_context& io_;
+    AccessorProgram* program_ = nullptr;
+    Finished finished_;
+};
+
+// An inline system: completed on the thread that steps the world (or makes the
+// grant possible), re-arming itself from inside its completion. It never sleeps
+// there: the stepping thread is everybody's.
+class InlineSystemDriver final : public Driver {
+public:
+    InlineSystemDriver() = default;
+    ~InlineSystemDriver() override { join(); }
+    void start(AccessorProgram& program) override
+    {
+        program_ = &program;
+        next();
+    }
+    void join() override
+    {
+        if (program_ != nullptr) finished_.wait();
+    }
+
+private:
+    void next()
+    {
+        try {
+            const auto t = program_->next_request();
+            if (!t) {
+                program_->finish();
+                finished_.set();
+                return;
+            }
+            program_->accessor().async_request_access(*t, run_inline([this](std::error_code e, Access a) {
+                                                          program_->on_outcome(e, std::move(a));
+                                                          next();
+                                                      }));
+        } catch (const std::exception& e) {
+            program_->fail(std::string("exception: ") + e.what());
+            program_->finish();
+            finished_.set();
+        }
+    }
+
+    AccessorProgram* program_ = nullptr;
+    Finished finished_;
+};
+
 } // namespace
 
-std::unique_ptr<Driver> make_driver(DriverKind kind, std::uint64_t seed)
+std::unique_ptr<Driver> make_driver(DriverKind kind, std::uint64_t seed, DriverContext& context)
 {
     switch (kind) {
     case DriverKind::blocking: return std::make_unique<BlockingDriver>(BlockingDriver::Style::plain, seed);
     case DriverKind::blocking_timed: return std::make_unique<BlockingDriver>(BlockingDriver::Style::timed, seed);
     case DriverKind::blocking_try: return std::make_unique<BlockingDriver>(BlockingDriver::Style::try_first, seed);
+    case DriverKind::async_callback: return std::make_unique<AsyncCallbackDriver>(*context.io, seed);
+    case DriverKind::coroutine: return std::make_unique<CoroutineDriver>(*context.io);
+    case DriverKind::inline_system: return std::make_unique<InlineSystemDriver>();
     }
     return nullptr;
 }
@@ -327,12 +502,28 @@ Observation run_on_engine(const Scenario& s, const RunOptions& options)
         });
     }
 
+    // The asynchronous drivers' io_context, served by two threads until every
+    // program has finished (declared before the drivers: it outlives them).
+    boost::asio::io_context io;
+    auto work = boost::asio::make_work_guard(io);
+    std::vector<std::thread> pool;
+    const bool any_async = std::any_of(s.accessors.begin(), s.accessors.end(), [](const AccessorSpec& a) {
+        return a.driver == DriverKind::async_callback || a.driver == DriverKind::coroutine;
+    });
+    if (any_async) {
+        for (int k = 0; k < 2; ++k) pool.emplace_back([&io] { io.run(); });
+    }
+    DriverContext driver_context{&io};
+
     std::vector<std::unique_ptr<AccessorProgram>> programs;
     std::vector<std::unique_ptr<Driver>> drivers;
     for (std::size_t i = 0; i < s.accessors.size(); ++i) {
         const std::uint64_t seed = options.noise_seed * 0x9E3779B97F4A7C15ULL + i;
-        programs.push_back(std::make_unique<AccessorProgram>(s, i, handler, accessors[i], world, seed));
-        drivers.push_back(make_driver(s.accessors[i].driver, seed ^ 0x5bd1e995));
+        // An inline system runs on the stepping thread: it yields, never sleeps.
+        NoiseSpec noise = s.noise;
+        if (s.accessors[i].driver == DriverKind::inline_system) noise.sleep_percent = 0;
+        programs.push_back(std::make_unique<AccessorProgram>(s, i, handler, accessors[i], world, seed, noise));
+        drivers.push_back(make_driver(s.accessors[i].driver, seed ^ 0x5bd1e995, driver_context));
     }
     std::atomic<bool> done{false};
     OperatorNoise op(s, handler, options.noise_seed ^ 0xA5A5A5A5ULL, done);
@@ -366,6 +557,8 @@ Observation run_on_engine(const Scenario& s, const RunOptions& options)
         }
     }
     for (auto& d : drivers) d->join();
+    work.reset();
+    for (auto& t : pool) t.join();
     done = true;
     if (op_thread.joinable()) op_thread.join();
 

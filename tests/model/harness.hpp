@@ -6,16 +6,18 @@
 //
 // How an accessor waits is a Driver. What it does (its script, the probes and
 // writes inside an access, the records) is its AccessorProgram, the same for
-// every driver. A new way of waiting (issue 11: an asynchronous callback, a
-// C++20 coroutine, an inline system on the stepping thread) is one more Driver
-// subclass and one more case in make_driver(); scenarios then mix it with the
-// others and the same model checks the mix.
+// every driver. Blocking threads (plain, timed, try-first), asynchronous
+// callbacks, C++20 coroutines and inline systems on the stepping thread are one
+// Driver subclass each; a new way of waiting is one more subclass and one more
+// case in make_driver(); scenarios mix them and the same model checks the mix.
 
 #include "model/observation.hpp"
 #include "model/scenario.hpp"
 
 #include <simsync/handler.hpp>
 #include <simsync/world.hpp>
+
+#include <boost/asio/io_context.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -87,7 +89,7 @@ private:
 class AccessorProgram {
 public:
     AccessorProgram(const Scenario& scenario, std::size_t index, SimSyncHandler& handler, Accessor& accessor,
-                    ProbeWorld& world, std::uint64_t seed);
+                    ProbeWorld& world, std::uint64_t seed, const NoiseSpec& noise);
 
     /// The time to ask for next (the same again after a timed_out/would_block
     /// outcome), or nothing when the script is done. Performs the idle actions
@@ -96,8 +98,10 @@ public:
     /// How many times the current request was made already (0 for the first).
     std::uint32_t attempt() const { return current_ ? current_->retries : 0; }
     /// The outcome of the request made for next_request()'s time; inside a
-    /// granted access it runs the step's body and releases.
-    void on_outcome(Access access);
+    /// granted access it runs the step's body and releases. `error` is the
+    /// refusal (asynchronous completions pass it apart from the Access).
+    void on_outcome(Access access) { on_outcome(access.error(), std::move(access)); }
+    void on_outcome(std::error_code error, Access access);
     /// Deregisters (the script is done, or the driver gave up) and tells the run.
     void finish() noexcept;
     /// Called by finish(), once, from the driver's thread.
@@ -134,7 +138,13 @@ public:
     virtual void join() = 0;
 };
 
-std::unique_ptr<Driver> make_driver(DriverKind kind, std::uint64_t seed);
+/// What drivers share in one run: an io_context served by a small thread pool
+/// for the asynchronous drivers (made only if a scenario uses one).
+struct DriverContext {
+    boost::asio::io_context* io = nullptr;
+};
+
+std::unique_ptr<Driver> make_driver(DriverKind kind, std::uint64_t seed, DriverContext& context);
 
 struct RunOptions {
     std::uint64_t noise_seed = 1;

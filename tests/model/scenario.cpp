@@ -13,6 +13,9 @@ const char* to_string(DriverKind kind)
     case DriverKind::blocking: return "blocking";
     case DriverKind::blocking_timed: return "blocking_timed";
     case DriverKind::blocking_try: return "blocking_try";
+    case DriverKind::async_callback: return "async_callback";
+    case DriverKind::coroutine: return "coroutine";
+    case DriverKind::inline_system: return "inline_system";
     }
     return "?";
 }
@@ -231,8 +234,10 @@ Scenario generate_scenario(std::uint64_t seed)
                 a.options.first_request = SimTime{SimDuration{g.chance(50) ? fr - fr % s.dt.count() : fr}};
             }
         }
-        const DriverKind drivers[] = {DriverKind::blocking, DriverKind::blocking, DriverKind::blocking_timed,
-                                      DriverKind::blocking_try};
+        // Every way to wait, mixed in one handler; plain blocking a little more often.
+        const DriverKind drivers[] = {DriverKind::blocking,       DriverKind::blocking,  DriverKind::blocking_timed,
+                                      DriverKind::blocking_try,   DriverKind::async_callback,
+                                      DriverKind::coroutine,      DriverKind::inline_system};
         a.driver = g.pick(drivers);
         a.script = a.role == Role::free ? free_script(g, s) : lockstep_script(g, s, a.options, a.role == Role::switching);
         s.accessors.push_back(std::move(a));

@@ -31,14 +31,17 @@ enum class Role {
 };
 
 /// How an accessor waits for its grants: one class per kind in harness.cpp.
-/// Issue 11 adds asynchronous callbacks, coroutines and inline systems here.
 enum class DriverKind {
     blocking,       ///< a thread blocked in request_access
     blocking_timed, ///< a thread in request_access_for with short timeouts, retrying
     blocking_try,   ///< a thread trying try_request_access first, then blocking
+    async_callback, ///< async_request_access with a callback on a shared io_context (some requests cancelled)
+    coroutine,      ///< a C++20 coroutine co_awaiting async_request_access on that io_context
+    inline_system,  ///< async_request_access with run_inline: completed on the stepping thread
 };
-inline constexpr DriverKind kAllDriverKinds[] = {DriverKind::blocking, DriverKind::blocking_timed,
-                                                 DriverKind::blocking_try};
+inline constexpr DriverKind kAllDriverKinds[] = {DriverKind::blocking,       DriverKind::blocking_timed,
+                                                 DriverKind::blocking_try,   DriverKind::async_callback,
+                                                 DriverKind::coroutine,      DriverKind::inline_system};
 const char* to_string(DriverKind kind);
 const char* to_string(Role role);
 
