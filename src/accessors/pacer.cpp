@@ -80,7 +80,7 @@ PacerConfig pacer_config(const PacerSectionConfig& section)
 {
     PacerConfig config;
     config.period = section.period;
-    config.catch_up = parse_catch_up(section.catch_up);
+    config.catch_up = section.catch_up;
     config.max_catch_up = section.catch_up_limit;
     config.spin_tail = section.spin_tail;
     return config;

@@ -328,7 +328,7 @@ AsyncTicket Core::start_async(const std::shared_ptr<Slot>& slot, SimTime t, std:
         d.completion = std::move(completion);
         d.error = refusal;
         d.runs_inline = runs_inline;
-        wakes_.push_back(std::move(d));
+        deliveries_.push_back(std::move(d));
         return ticket;
     }
     if (s.bound_hook.is_linked()) bounds_.erase(bounds_.iterator_to(s));
@@ -371,7 +371,7 @@ void Core::complete_async(Slot& s, std::error_code error)
     d.completion = std::move(s.completion);
     d.error = error;
     d.runs_inline = s.waiting == Waiting::inline_system;
-    wakes_.push_back(std::move(d));
+    deliveries_.push_back(std::move(d));
 }
 
 // A step duty posted to an asynchronous request's executor.
@@ -435,10 +435,7 @@ void Core::wake(Slot& s)
     // A thread never needs waking for its own request: it is running, and checks
     // its flags before it waits (flush_and_unlock says when it must look again).
     if (s.thread == std::this_thread::get_id()) return;
-    Delivery d;
-    d.kind = Delivery::Kind::notify;
-    d.slot = s.shared_from_this();
-    wakes_.push_back(std::move(d));
+    wakes_.push_back(s.shared_from_this());
 }
 
 namespace {
@@ -472,9 +469,6 @@ void Core::run_inline_completion(Delivery& d)
 void Core::deliver(Delivery& d, bool run_inline)
 {
     switch (d.kind) {
-    case Delivery::Kind::notify:
-        d.slot->waiter.notify();
-        return;
     case Delivery::Kind::duty:
         d.poster([core = shared_from_this(), slot = d.slot] { core->carry_duty(slot); });
         return;
@@ -497,15 +491,21 @@ bool Core::flush_and_unlock(Lock& lock, bool run_inline)
     // Per-thread scratch: swapping keeps both buffers' capacity, so steady-state
     // grants allocate nothing. Not while this thread is already delivering
     // (the outer loop owns the scratch then): a local buffer.
-    thread_local std::vector<Delivery> scratch;
-    std::vector<Delivery> nested;
-    std::vector<Delivery>& batch = t_delivering ? nested : scratch;
+    thread_local std::vector<std::shared_ptr<Slot>> scratch;
+    std::vector<std::shared_ptr<Slot>> nested;
+    std::vector<std::shared_ptr<Slot>>& batch = t_delivering ? nested : scratch;
     batch.swap(wakes_);
+    thread_local std::vector<Delivery> scratch_deliveries;
+    std::vector<Delivery> nested_deliveries;
+    std::vector<Delivery>& others = t_delivering ? nested_deliveries : scratch_deliveries;
+    if (!deliveries_.empty()) others.swap(deliveries_);
     const bool notify_state = state_waiters_ > 0;
     const bool events = !events_.empty() && !delivering_events_;
     lock.unlock();
-    for (Delivery& d : batch) deliver(d, false); // inline completions wait in t_inline
+    for (const auto& slot : batch) slot->waiter.notify();
     batch.clear();
+    for (Delivery& d : others) deliver(d, false); // inline completions wait in t_inline
+    others.clear();
     if (notify_state) state_cv_.notify_all();
     if (events) {
         lock.lock();
@@ -560,7 +560,7 @@ void Core::advance(Lock& lock, Slot* self)
             d.kind = Delivery::Kind::duty;
             d.slot = next->shared_from_this();
             d.poster = next->completion->poster();
-            wakes_.push_back(std::move(d));
+            deliveries_.push_back(std::move(d));
             return;
         }
         case Waiting::inline_system:
@@ -696,7 +696,7 @@ void Core::grant(Slot& s)
         host_waiter_.notify();
         return;
     }
-    wakes_.push_back(std::move(d));
+    deliveries_.push_back(std::move(d));
 }
 
 // ------------------------------------------------------------ operator control
@@ -839,7 +839,7 @@ void Core::run()
     for (;;) {
         if (!host_inline_.empty()) {
             // Inline completions granted on other threads: run them here.
-            for (Delivery& d : host_inline_) wakes_.push_back(std::move(d));
+            for (Delivery& d : host_inline_) deliveries_.push_back(std::move(d));
             host_inline_.clear();
             flush_and_unlock(lock);
             lock.lock();

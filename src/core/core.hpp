@@ -113,8 +113,8 @@ struct Slot : std::enable_shared_from_this<Slot> {
 // One outcome to deliver after the handler's lock is released (see
 // Core::flush_and_unlock).
 struct Delivery {
-    enum class Kind { notify, complete, duty };
-    Kind kind = Kind::notify;
+    enum class Kind { complete, duty };
+    Kind kind = Kind::complete;
     std::shared_ptr<Slot> slot;
     std::unique_ptr<AsyncCompletion> completion;         // complete
     std::error_code error;                                // complete
@@ -296,7 +296,8 @@ private:
     int shared_holders_ = 0;
     bool exclusive_held_ = false;
 
-    std::vector<Delivery> wakes_;       // queued under the lock, delivered after it
+    std::vector<std::shared_ptr<Slot>> wakes_; // blocking waiters to notify after the lock is released
+    std::vector<Delivery> deliveries_;         // completions and step duties of asynchronous requests
     std::vector<Delivery> host_inline_; // StepThread::host: inline completions for the host thread
     std::map<std::string, std::shared_ptr<Slot>, std::less<>> by_name_;
     std::uint64_t next_order_ = 0;
