@@ -409,9 +409,13 @@ TEST_CASE("Edges.Registration.SimulatedTimerStartedWhileTimeRuns" * doctest::tim
                          .on_end = [&](std::error_code) { ++ended; }},
                         {.handler = &handler});
     std::atomic<int> calls{0};
-    timer.start_async([&](const TimerTick&) { ++calls; });
+    // start_async registers the timer's accessor on the calling thread, and
+    // registration waits for the step in flight: start it from a thread of its
+    // own, and open the world once it is waiting there.
+    std::thread starter([&] { timer.start_async([&](const TimerTick&) { ++calls; }); });
     (void)eventually([&] { return handler.snapshot().accessors.size() == 2; }, 200ms);
     world.open();
+    starter.join();
     stepping.join();
     const bool ticked = eventually([&] { return calls.load() >= 3 || !timer.running(); });
     const std::error_code error = timer.error();
