@@ -200,7 +200,10 @@ private:
 /// Requests at a time `t`:
 ///  - `t` is rounded to the step grid with the handler's Rounding policy;
 ///  - a rounded time before the current time is refused with `time_passed`
-///    (exactly the current time is granted);
+///    (exactly the current time is granted). Once a step has begun, the
+///    handler has left the instant now() still reads: a free accessor, which
+///    holds nothing, that asks for that instant is refused (a lockstep one
+///    holds time, so the now() it reads stays grantable);
 ///  - the call blocks until the handler has stepped the world to the rounded time
 ///    and it is this accessor's turn at that instant (priority, then registration
 ///    order), then returns the Access. While waiting, the calling thread may be

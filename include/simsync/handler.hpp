@@ -197,7 +197,9 @@ struct Snapshot {
 /// instant the order is by priority, then registration order, never arrival
 /// order; a grant also waits for every lockstep accessor that could still ask
 /// for that instant ahead of it. An accessor that asks again at an instant it was
-/// already granted queues behind those that have not had that instant yet.
+/// already granted queues behind those that have not had that instant yet:
+/// repeats go in rounds, every accessor's n-th grant at T before any (n+1)-th
+/// (a asking three times and b twice, a first: a b a b a).
 /// Same config and same lockstep accessors: the same sequence of grants,
 /// whatever the thread timing.
 ///
