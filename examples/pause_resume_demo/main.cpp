@@ -3,7 +3,7 @@
 // operator pauses, steps and resumes without any of them noticing.
 //
 // Usage: simsync-demo [--config FILE] [--duration SIM_SECONDS] [--scale X]
-//                     [--clock-udp HOST:PORT]... [--trace FILE]
+//                     [--clock-udp HOST:PORT]... [--ros2-clock [DOMAIN]] [--trace FILE]
 // (--help lists them; --scale 0 runs unpaced.)
 // On a terminal: p pause, r resume, s step, + / - scale, q quit.
 // Otherwise one command per line on stdin: pause, resume, step N, scale X,
@@ -11,6 +11,7 @@
 
 #include "balls_world.hpp"
 #include "command_line.hpp"
+#include "ros2_clock.hpp"
 #include "scenario.hpp"
 
 #include <simsync/simsync.hpp>
@@ -28,7 +29,8 @@ simsync::examples::CommandLine command_line()
 {
     simsync::examples::CommandLine cli;
     cli.program = "simsync-demo";
-    cli.synopsis = "[--config FILE] [--duration SIM_SECONDS] [--scale X] [--clock-udp HOST:PORT]... [--trace FILE]";
+    cli.synopsis = "[--config FILE] [--duration SIM_SECONDS] [--scale X] [--clock-udp HOST:PORT]... [--ros2-clock [DOMAIN]] "
+                   "[--ros2-network NET] [--trace FILE]";
     cli.summary = "Bouncing balls, sensor threads, a controller, a clock publisher and a pacer on one simulated clock.";
     cli.options.add_options()
         ("config", po::value<std::string>()->value_name("FILE"),
@@ -38,7 +40,9 @@ simsync::examples::CommandLine command_line()
     simsync::examples::add_scale_option(cli.options);
     cli.options.add_options()
         ("clock-udp", po::value<std::vector<std::string>>()->value_name("HOST:PORT")->composing(),
-         "also publish the clock to this UDP destination (repeatable)")
+         "also publish the clock to this UDP destination (repeatable)");
+    simsync::examples::add_ros2_clock_options(cli.options);
+    cli.options.add_options()
         ("trace", po::value<std::string>()->value_name("FILE"),
          "write a Chrome trace JSON of every grant (Perfetto, chrome://tracing)");
     cli.epilogue =
@@ -58,6 +62,7 @@ int main(int argc, char** argv)
         argc, argv, command_line(), exit_code, [&](const po::variables_map& v) {
             simsync::examples::check_duration_option(v);
             simsync::examples::check_scale_option(v);
+            simsync::examples::check_ros2_clock_options(v);
             if (v.count("clock-udp") != 0) {
                 for (const std::string& text : v["clock-udp"].as<std::vector<std::string>>()) {
                     try {
@@ -83,6 +88,12 @@ int main(int argc, char** argv)
     }
     simsync::examples::apply_scale_option(*values, config.pacer.enabled, config.time_scale);
     for (const auto& sink : clock_udp) config.clock.sinks.emplace_back(sink);
+    try {
+        if (auto ros2 = simsync::examples::ros2_clock_sink(*values)) config.clock.sinks.push_back(std::move(*ros2));
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "simsync-demo: %s\n", e.what());
+        return 2;
+    }
 
     try {
         demo::RunOptions run;

@@ -3,6 +3,7 @@
 #include "balls_world.hpp"
 #include "chrome_trace.hpp"
 #include "operator_console.hpp"
+#include "ros2_clock.hpp"
 #include "scenario_clock.hpp"
 
 #include <simsync/simsync.hpp>
@@ -184,6 +185,7 @@ simsync::ScenarioExtensions scenario_extensions()
 {
     simsync::ScenarioExtensions extensions;
     extensions.add_world_type(kWorldType, [](const simsync::ConfigNode& world) { read_balls(world); });
+    simsync::examples::register_ros2_clock_sink(extensions); // clock.sinks[i].ros2
     return extensions;
 }
 
@@ -235,7 +237,9 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
 
     // The clock publisher is another accessor: it reads the selected time source
     // inside its access and publishes after releasing.
-    simsync::examples::ScenarioClock clock(handler, scale, config.time_source, config.clock);
+    simsync::examples::ClockSinkMakers sink_makers;
+    simsync::examples::add_ros2_clock_maker(sink_makers);
+    simsync::examples::ScenarioClock clock(handler, scale, config.time_source, config.clock, sink_makers);
 
     // Periodic timers (the CPM Lab semantics): simulated ones are lockstep
     // accessors too; real ones fire at UNIX-epoch instants.

@@ -13,7 +13,8 @@ namespace demo {
 extern const char* const kDefaultScenario;
 
 // The demo's part of the scenario format: the `bouncing_balls` world type
-// (keys `bodies`, 1..10000, and `restitution`, 0..1), checked at load.
+// (keys `bodies`, 1..10000, and `restitution`, 0..1) and the `ros2` clock sink
+// (sim_adapters/dds), checked at load.
 simsync::ScenarioExtensions scenario_extensions();
 
 // What the format leaves to the program, checked right after loading: every

@@ -57,4 +57,9 @@ std::unique_ptr<Ros2ClockSink> make_ros2_clock_sink(const ConfigNode& node)
     return std::make_unique<Ros2ClockSink>(Participant::create(s.domain), s.sink);
 }
 
+void register_clock_sink(ScenarioExtensions& extensions)
+{
+    extensions.add_clock_sink(std::string(kRos2SinkKind), [](const ConfigNode& node) { parse_ros2_sink(node); });
+}
+
 } // namespace simsync::dds

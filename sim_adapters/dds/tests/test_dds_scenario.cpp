@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <string>
+#include <variant>
 
 using namespace std::chrono_literals;
 namespace sd = simsync::dds;
@@ -110,4 +111,41 @@ TEST_CASE("DdsScenario.Ros2Sink.BuiltFromTheFileAndReceived" * doctest::timeout(
     }
     REQUIRE(follower.received() > 0);
     CHECK(follower.last_sample()->time == simsync::RosTime{42, 0});
+}
+
+TEST_CASE("DdsScenario.Registered.LoadScenarioReadsRos2SinksAndNamesThePlace")
+{
+    simsync::ScenarioExtensions extensions;
+    sd::register_clock_sink(extensions);
+    CHECK_THROWS_AS(sd::register_clock_sink(extensions), simsync::Error); // registered once
+
+    const simsync::ScenarioConfig c = simsync::load_scenario_string(
+        "clock:\n  rate: 50\n  sinks:\n    - udp: 127.0.0.1:9999\n    - ros2: {domain: 7, topic: rt/a/clock}\n"
+        "    - ros2:\n",
+        "s.yaml", extensions);
+    REQUIRE(c.clock.sinks.size() == 3);
+    REQUIRE(std::holds_alternative<simsync::ExtensionSinkConfig>(c.clock.sinks[1]));
+    const auto& first = std::get<simsync::ExtensionSinkConfig>(c.clock.sinks[1]);
+    CHECK(first.kind == sd::kRos2SinkKind);
+    const sd::Ros2SinkSettings s = sd::parse_ros2_sink(first.config);
+    CHECK(s.domain.id == 7u);
+    CHECK(s.sink.topic == "rt/a/clock");
+    REQUIRE(std::holds_alternative<simsync::ExtensionSinkConfig>(c.clock.sinks[2]));
+    CHECK(sd::parse_ros2_sink(std::get<simsync::ExtensionSinkConfig>(c.clock.sinks[2]).config).domain ==
+          sd::DomainConfig{}); // `- ros2:` alone: all defaults
+
+    // A bad value is reported by load_scenario itself, at its place in the file.
+    try {
+        simsync::load_scenario_string("clock:\n  sinks:\n    - udp: 127.0.0.1:9999\n    - ros2: {domain: 300}\n",
+                                      "s.yaml", extensions);
+        FAIL("accepted");
+    } catch (const simsync::ConfigError& e) {
+        const std::string what = e.what();
+        CAPTURE(what);
+        CHECK(what.find("s.yaml:4:22: clock.sinks[1].ros2.domain") != std::string::npos);
+        CHECK(what.find("300") != std::string::npos);
+    }
+    // Without the registration the kind is unknown to the loader.
+    CHECK_THROWS_AS(simsync::load_scenario_string("clock:\n  sinks:\n    - ros2: {}\n", "s.yaml"),
+                    simsync::ConfigError);
 }

@@ -9,8 +9,12 @@
 #include <simsync/dds/ros2_clock.hpp>
 
 #include <memory>
+#include <string_view>
 
 namespace simsync::dds {
+
+/// The sink's kind in a scenario: `clock.sinks[i].ros2`.
+inline constexpr std::string_view kRos2SinkKind = "ros2";
 
 /// A `ros2` clock sink as a scenario describes it. A value type.
 struct Ros2SinkSettings {
@@ -49,5 +53,13 @@ Ros2SinkSettings parse_ros2_sink(const ConfigNode& node);
 /// @throws ConfigError as parse_ros2_sink; simsync::Error if Cyclone DDS
 ///         refuses the domain or the writer (naming the domain or topic).
 std::unique_ptr<Ros2ClockSink> make_ros2_clock_sink(const ConfigNode& node);
+
+/// Registers the `ros2` clock sink kind (validated by parse_ros2_sink) in
+/// `extensions`, so that load_scenario accepts `clock.sinks[i].ros2` and reports
+/// its errors at file:line:column. The loaded scenario then holds each such sink
+/// as an ExtensionSinkConfig of kind "ros2"; the program builds it with
+/// make_ros2_clock_sink(sink.config). Call before loading.
+/// @throws simsync::Error (duplicate_name) if a `ros2` kind is registered already.
+void register_clock_sink(ScenarioExtensions& extensions);
 
 } // namespace simsync::dds

@@ -1,0 +1,100 @@
+#include "ros2_clock.hpp"
+
+#if SIMSYNC_EXAMPLES_HAVE_DDS
+#include <simsync/dds/dds.hpp>
+#endif
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+namespace simsync::examples {
+
+namespace {
+
+constexpr const char* kWithoutDds =
+    "this program was built without the dds adapter (Cyclone DDS was not found at configure time; "
+    "scripts/setup-deps installs it)";
+
+// The domain of --ros2-clock: its value, else $ROS_DOMAIN_ID (as a ROS 2 node
+// reads it), else 0.
+std::uint64_t ros2_domain(const po::variables_map& values)
+{
+    const std::string text = values["ros2-clock"].as<std::string>();
+    if (!text.empty()) return parse_unsigned_option("ros2-clock", text);
+    const char* env = std::getenv("ROS_DOMAIN_ID");
+    if (env == nullptr || *env == '\0') return 0;
+    try {
+        return parse_unsigned_option("ros2-clock", env);
+    } catch (const std::exception&) {
+        option_error("ros2-clock", "no DOMAIN given and ROS_DOMAIN_ID='" + std::string(env) +
+                                       "' is not a domain id (0..232)");
+    }
+}
+
+} // namespace
+
+bool have_ros2_clock() noexcept { return SIMSYNC_EXAMPLES_HAVE_DDS != 0; }
+
+void add_ros2_clock_options(po::options_description& options)
+{
+    options.add_options()
+        ("ros2-clock", po::value<std::string>()->implicit_value("")->value_name("[DOMAIN]"),
+         "also publish the clock as ROS 2 /clock on this DDS domain, 0..232 "
+         "(default: $ROS_DOMAIN_ID, else 0)")
+        ("ros2-network", po::value<std::string>()->value_name("NET"),
+         "the network of --ros2-clock: system (default; Cyclone DDS's defaults, as ROS 2 nodes) "
+         "or loopback (127.0.0.1 only, no multicast)");
+}
+
+void check_ros2_clock_options(const po::variables_map& values)
+{
+    if (values.count("ros2-network") != 0 && values.count("ros2-clock") == 0) {
+        option_error("ros2-network", "only with --ros2-clock");
+    }
+    if (values.count("ros2-clock") == 0) return;
+    if (!have_ros2_clock()) option_error("ros2-clock", kWithoutDds);
+    const std::uint64_t domain = ros2_domain(values);
+    constexpr std::uint64_t kMaxDomain = 232; // simsync::dds::kMaxDomainId
+    if (domain > kMaxDomain) {
+        option_error("ros2-clock", "expected a DDS domain id 0..232 (ROS_DOMAIN_ID), got " + std::to_string(domain));
+    }
+    if (values.count("ros2-network") != 0) {
+        const std::string net = values["ros2-network"].as<std::string>();
+        if (net != "system" && net != "loopback") {
+            option_error("ros2-network", "expected system or loopback, got '" + net + "'");
+        }
+    }
+}
+
+std::optional<ClockSinkConfig> ros2_clock_sink(const po::variables_map& values)
+{
+    if (values.count("ros2-clock") == 0) return std::nullopt;
+    // The same node a scenario's `- ros2: {domain: N, network: NET}` gives, so
+    // the sink is built by the same maker and means the same.
+    std::string yaml = "domain: " + std::to_string(ros2_domain(values));
+    if (values.count("ros2-network") != 0) yaml += "\nnetwork: " + values["ros2-network"].as<std::string>();
+    return ClockSinkConfig{ExtensionSinkConfig{"ros2", ConfigNode::parse(yaml, "--ros2-clock")}};
+}
+
+void register_ros2_clock_sink(ScenarioExtensions& extensions)
+{
+#if SIMSYNC_EXAMPLES_HAVE_DDS
+    dds::register_clock_sink(extensions);
+#else
+    extensions.add_clock_sink("ros2", [](const ConfigNode& node) { node.fail(kWithoutDds); });
+#endif
+}
+
+void add_ros2_clock_maker(ClockSinkMakers& makers)
+{
+#if SIMSYNC_EXAMPLES_HAVE_DDS
+    makers.emplace("ros2", [](const ConfigNode& node) -> std::unique_ptr<ClockSink> {
+        return dds::make_ros2_clock_sink(node);
+    });
+#else
+    (void)makers;
+#endif
+}
+
+} // namespace simsync::examples

@@ -1,0 +1,177 @@
+// simsync-demo publishing ROS 2 /clock, in another process: from the command
+// line (--ros2-clock DOMAIN) and from a scenario file (clock.sinks[i].ros2),
+// running and paused, read by the adapter's follower in this process; bad
+// values rejected with the option or file:line:column named.
+
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include "dds_testing.hpp"
+
+#include <simsync/dds/dds.hpp>
+#include <simsync/simsync.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <vector>
+
+using namespace std::chrono_literals;
+namespace sd = simsync::dds;
+
+namespace {
+
+// Every time the follower received, in order (collected on its thread, checked here).
+struct Received {
+    std::mutex mutex;
+    std::vector<std::int64_t> ns;
+    std::vector<std::int64_t> snapshot()
+    {
+        std::lock_guard lock(mutex);
+        return ns;
+    }
+};
+
+sd::Ros2ClockFollowerConfig recording(Received& r)
+{
+    sd::Ros2ClockFollowerConfig c;
+    c.on_sample = [&r](const sd::ClockSample& s) {
+        std::lock_guard lock(r.mutex);
+        r.ns.push_back(std::int64_t{s.time.sec} * 1'000'000'000 + s.time.nanosec);
+    };
+    return c;
+}
+
+bool non_decreasing(const std::vector<std::int64_t>& v)
+{
+    for (std::size_t i = 1; i < v.size(); ++i) {
+        if (v[i] < v[i - 1]) return false;
+    }
+    return true;
+}
+
+std::string status(sd::testing::ChildProcess& demo)
+{
+    demo.write_line("status");
+    const auto line = demo.read_until([](const std::string& l) { return l.rfind("status ", 0) == 0; }, 30s);
+    REQUIRE(line);
+    return *line;
+}
+
+void write_file(const std::string& path, const std::string& text)
+{
+    std::ofstream out(path);
+    REQUIRE(out);
+    out << text;
+}
+
+// Runs `command` through the shell with stderr on stdout; returns the output and the exit status.
+std::pair<std::string, int> run_shell(const std::string& command)
+{
+    sd::testing::ChildProcess child({"/bin/sh", "-c", command + " 2>&1"});
+    REQUIRE(child.read_to_end(60s));
+    std::string out;
+    for (const std::string& l : child.lines()) out += l + "\n";
+    const auto code = child.wait(30s);
+    REQUIRE(code);
+    return {out, *code};
+}
+
+} // namespace
+
+TEST_CASE("DemoRos2Clock.Option.RunningPausedResumed" * doctest::timeout(120))
+{
+    sd::testing::DomainLease lease;
+    simsync::ExternalTimeSource followed;
+    Received received;
+    sd::Ros2ClockFollower follower(sd::Participant::create(lease.config(false)), followed, recording(received));
+    sd::testing::ChildProcess demo({SIMSYNC_DEMO, "--ros2-clock", std::to_string(lease.id()), "--ros2-network",
+                                    "loopback"});
+    REQUIRE(follower.wait_for_writers(1, 30s));
+    REQUIRE(follower.wait_for_time(simsync::source_time(100ms), 30s)); // running: time moves
+
+    demo.write_line("pause");
+    const std::string paused = status(demo);
+    REQUIRE(paused.find("state=paused") != std::string::npos);
+    // Whatever was in flight when the pause took effect, the clock then stands
+    // still and keeps arriving: five samples in a row with one frozen time.
+    const std::uint64_t before = follower.received();
+    REQUIRE(follower.wait_for_samples(before + 8, 30s));
+    const std::vector<std::int64_t> during = received.snapshot();
+    REQUIRE(during.size() >= 5);
+    const std::int64_t frozen = during.back();
+    for (std::size_t i = during.size() - 5; i < during.size(); ++i) CHECK(during[i] == frozen);
+
+    demo.write_line("resume");
+    CHECK(follower.wait_for_time(simsync::source_time(std::chrono::nanoseconds(frozen) + 50ms), 30s)); // continues after the frozen time
+    demo.write_line("quit");
+    REQUIRE(demo.read_to_end(30s));
+    CHECK(demo.wait(30s) == 0);
+    follower.stop();
+
+    const std::vector<std::int64_t> all = received.snapshot();
+    CHECK(non_decreasing(all));
+    CHECK(all.front() >= 0);
+    CHECK(followed.backward_jumps() == 0);
+}
+
+TEST_CASE("DemoRos2Clock.Scenario.SinkFromTheFile" * doctest::timeout(120))
+{
+    sd::testing::DomainLease lease;
+    const std::string file = "simsync_demo_ros2_" + std::to_string(lease.id()) + ".yaml";
+    write_file(file, "clock:\n  rate: 100\n  sinks:\n    - ros2: {domain: " + std::to_string(lease.id()) +
+                         ", network: loopback, reliability: best_effort}\n");
+    simsync::ExternalTimeSource followed;
+    Received received;
+    sd::Ros2ClockFollower follower(sd::Participant::create(lease.config(false)), followed, recording(received));
+    // Long enough to be seen (the end is asked for on stdin once it was).
+    sd::testing::ChildProcess demo({SIMSYNC_DEMO, "--config", file});
+    REQUIRE(follower.wait_for_writers(1, 30s));
+    CHECK(follower.wait_for_time(simsync::source_time(200ms), 30s));
+    demo.write_line("quit");
+    REQUIRE(demo.read_to_end(30s));
+    CHECK(demo.wait(30s) == 0);
+    follower.stop();
+    std::remove(file.c_str());
+    CHECK(non_decreasing(received.snapshot()));
+}
+
+TEST_CASE("DemoRos2Clock.Errors.NameTheOptionOrThePlace" * doctest::timeout(120))
+{
+    const std::string demo = SIMSYNC_DEMO;
+    {
+        const auto [out, code] = run_shell(demo + " --ros2-clock 233");
+        CAPTURE(out);
+        CHECK(code == 2);
+        CHECK(out.find("--ros2-clock: expected a DDS domain id 0..232") != std::string::npos);
+    }
+    {
+        const auto [out, code] = run_shell(demo + " --ros2-clock 1 --ros2-network lan");
+        CAPTURE(out);
+        CHECK(code == 2);
+        CHECK(out.find("--ros2-network: expected system or loopback, got 'lan'") != std::string::npos);
+    }
+    {
+        const auto [out, code] = run_shell("ROS_DOMAIN_ID=x " + demo + " --ros2-clock");
+        CAPTURE(out);
+        CHECK(code == 2);
+        CHECK(out.find("ROS_DOMAIN_ID='x'") != std::string::npos);
+    }
+    {
+        const auto [out, code] = run_shell(demo + " --ros2-network loopback");
+        CAPTURE(out);
+        CHECK(code == 2);
+        CHECK(out.find("--ros2-network: only with --ros2-clock") != std::string::npos);
+    }
+    const std::string file = "simsync_demo_ros2_bad.yaml";
+    write_file(file, "clock:\n  sinks:\n    - ros2: {domain: 7, network: lan}\n");
+    {
+        const auto [out, code] = run_shell(demo + " --config " + file);
+        CAPTURE(out);
+        CHECK(code == 2);
+        CHECK(out.find(file + ":3:34: clock.sinks[0].ros2.network") != std::string::npos);
+    }
+    std::remove(file.c_str());
+}
