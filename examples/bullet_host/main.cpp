@@ -24,11 +24,13 @@
 // Usage: simsync-bullet-host [--config FILE] [--duration SIM_SECONDS] [--scale X]
 //                            [--trace FILE] [--jitter-us N] [--seed S] [--chaos]
 //                            [--host-steps] [--no-threads] [--sensors inline|threads]
+//                            [--ros2-clock [DOMAIN]] [--ros2-network NET]
 //                                                             (--help lists them)
 
 #include "chrome_trace.hpp"
 #include "command_line.hpp"
 #include "operator_console.hpp"
+#include "ros2_clock.hpp"
 #include "scenario_clock.hpp"
 
 #include <simsync/asio.hpp>
@@ -103,7 +105,7 @@ simsync::examples::CommandLine command_line()
     cli.program = "simsync-bullet-host";
     cli.synopsis = "[--config FILE] [--duration SIM_SECONDS] [--scale X] [--trace FILE]\n"
                    "                           [--jitter-us N] [--seed S] [--chaos] [--host-steps] [--no-threads]\n"
-                   "                           [--sensors inline|threads]";
+                   "                           [--sensors inline|threads] [--ros2-clock [DOMAIN]] [--ros2-network NET]";
     cli.summary = "A Bullet world behind a SimSyncHandler: a controller and three sensors on one simulated clock;\n"
                   "prints trajectory_hash=<16 hex digits>, the same for every thread timing.";
     cli.options.add_options()
@@ -125,6 +127,7 @@ simsync::examples::CommandLine command_line()
         ("sensors", po::value<std::string>()->value_name("inline|threads")->default_value("inline"),
          "inline: the sensors run on the thread that steps, right after the step (no thread each);\n"
          "threads: one thread per sensor. The hash is the same either way");
+    simsync::examples::add_ros2_clock_options(cli.options);
     cli.hidden.add_options()("slip-tick", po::value<std::int64_t>(), "test hook of --no-threads");
     cli.epilogue = "stdin (one per line): pause, resume, step N, scale X, status, quit\n"
                    "Exit status: 0 done, 1 failure while running, 2 bad option or scenario.";
@@ -139,6 +142,7 @@ std::optional<Options> parse_options(int argc, char** argv, int& exit_code)
     auto values = simsync::examples::parse_command_line(argc, argv, command_line(), exit_code, [&](const po::variables_map& v) {
         simsync::examples::check_duration_option(v);
         simsync::examples::check_scale_option(v);
+        simsync::examples::check_ros2_clock_options(v);
         if (v["jitter-us"].as<std::int64_t>() < 0) simsync::examples::option_error("jitter-us", "must be >= 0");
         if (v.count("seed") != 0) o.seed = simsync::examples::parse_unsigned_option("seed", v["seed"].as<std::string>());
         const std::string& sensors = v["sensors"].as<std::string>();
@@ -184,6 +188,7 @@ HostSetup load_setup(const Options& options)
     // The Bullet adapter's world type: a bad scene fails here, at its place.
     simsync::ScenarioExtensions extensions;
     sb::register_world_type(extensions);
+    simsync::examples::register_ros2_clock_sink(extensions); // clock.sinks[i].ros2
     const simsync::ScenarioConfig cfg = simsync::load_scenario(root, extensions);
     // This host runs its own controller and sensors (the reference loop must
     // know them), so a scenario that lists others would be silently ignored.
@@ -200,6 +205,7 @@ HostSetup load_setup(const Options& options)
     setup.paced = cfg.pacer.enabled;
     setup.pacer = cfg.pacer;
     setup.clock = cfg.clock;
+    if (auto ros2 = simsync::examples::ros2_clock_sink(options.values)) setup.clock.sinks.push_back(std::move(*ros2));
     setup.time_source = cfg.time_source;
     simsync::examples::apply_scale_option(options.values, setup.paced, setup.scale);
     if (options.host_steps) setup.handler.step_thread = simsync::StepThread::host;
@@ -462,7 +468,9 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
 
     // The clock publisher: one more lockstep accessor on its own thread. It reads
     // time only (shared access), so the trajectory and its hash stay the same.
-    simsync::examples::ScenarioClock clock(handler, scale, setup.time_source, setup.clock);
+    simsync::examples::ClockSinkMakers sink_makers;
+    simsync::examples::add_ros2_clock_maker(sink_makers);
+    simsync::examples::ScenarioClock clock(handler, scale, setup.time_source, setup.clock, sink_makers);
 
     std::atomic<bool> failed{false};
     std::atomic<bool> quitting{false};

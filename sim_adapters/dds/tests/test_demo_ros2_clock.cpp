@@ -175,3 +175,22 @@ TEST_CASE("DemoRos2Clock.Errors.NameTheOptionOrThePlace" * doctest::timeout(120)
     }
     std::remove(file.c_str());
 }
+
+#ifdef SIMSYNC_BULLET_HOST
+TEST_CASE("DemoRos2Clock.BulletHost.PublishesItsClock" * doctest::timeout(120))
+{
+    sd::testing::DomainLease lease;
+    simsync::ExternalTimeSource followed;
+    Received received;
+    sd::Ros2ClockFollower follower(sd::Participant::create(lease.config(false)), followed, recording(received));
+    sd::testing::ChildProcess host({SIMSYNC_BULLET_HOST, "--ros2-clock", std::to_string(lease.id()),
+                                    "--ros2-network", "loopback", "--duration", "1000"});
+    REQUIRE(follower.wait_for_writers(1, 30s));
+    CHECK(follower.wait_for_time(simsync::source_time(200ms), 30s));
+    host.write_line("quit");
+    REQUIRE(host.read_to_end(60s));
+    CHECK(host.wait(30s) == 0);
+    follower.stop();
+    CHECK(non_decreasing(received.snapshot()));
+}
+#endif
