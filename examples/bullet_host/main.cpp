@@ -19,7 +19,10 @@
 //
 // Usage: simsync-bullet-host [--config FILE] [--duration SIM_SECONDS] [--scale X]
 //                            [--trace FILE] [--jitter-us N] [--seed S] [--chaos]
-//                            [--host-steps] [--no-threads]
+//                            [--host-steps] [--no-threads] [--web [HOST:]PORT]
+//
+// --web serves the live console in a browser: the bodies, the accessors, the
+// timeline of grants, and the operator's controls (not with --no-threads).
 
 #include "chrome_trace.hpp"
 #include "operator_console.hpp"
@@ -27,6 +30,12 @@
 
 #include <simsync/bullet/bullet.hpp>
 #include <simsync/simsync.hpp>
+
+#if SIMSYNC_EXAMPLES_WEB
+#include "bullet_scene.hpp"
+
+#include <simsync/web/web.hpp>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -86,6 +95,7 @@ struct Options {
     // Test hook (--no-threads only): apply the push of this controller tick one
     // step late, to show that the hash notices a single-step slip.
     std::optional<std::int64_t> slip_tick;
+    std::string web; // "[HOST:]PORT" of the web console ("" = none)
 };
 
 [[noreturn]] void usage(const char* argv0, const std::string& error)
@@ -94,6 +104,7 @@ struct Options {
     std::fprintf(stderr,
                  "usage: %s [--config FILE] [--duration SIM_SECONDS (5)] [--scale X] [--trace FILE]\n"
                  "          [--jitter-us N (0)] [--seed S] [--chaos] [--host-steps] [--no-threads]\n"
+                 "          [--web [HOST:]PORT]\n"
                  "  --config FILE  scenario YAML: handler, time scale, world (type bullet), pacer\n"
                  "  --trace FILE   Chrome trace JSON of every access (Perfetto, chrome://tracing)\n"
                  "  --jitter-us N  every accessor thread sleeps 0..N us before each request and inside each access\n"
@@ -102,7 +113,8 @@ struct Options {
                  "  --host-steps   StepThread::host: only the main thread steps Bullet (handler.run())\n"
                  "  --scale X      pace at X times real time (default: the scenario's); 0: unpaced\n"
                  "  --no-threads   reference: step Bullet directly, same controller at the same instants\n"
-                 "stdin (one per line): pause, resume, step N, scale X, status, quit\n",
+                 "  --web [HOST:]PORT  serve the web console (loopback unless HOST says otherwise; port 0: a free one)\n"
+                 "stdin (one per line): pause, resume, step N, until T, scale X, revoke NAME, status, quit\n",
                  argv0);
     std::exit(2);
 }
@@ -148,6 +160,17 @@ Options parse_options(int argc, char** argv)
             o.chaos = true;
         } else if (arg == "--host-steps") {
             o.host_steps = true;
+        } else if (arg == "--web") {
+            o.web = std::string(value());
+#if SIMSYNC_EXAMPLES_WEB
+            try {
+                simsync::web::parse_endpoint(o.web);
+            } catch (const simsync::Error& e) {
+                usage(argv[0], std::string("--web: ") + e.what());
+            }
+#else
+            usage(argv[0], "--web: this build has no web console (simsync::web is off)");
+#endif
         } else if (arg == "--slip-tick") {
             o.slip_tick = parse_number<std::int64_t>(argv[0], arg, value());
         } else if (arg == "--help" || arg == "-h") {
@@ -157,6 +180,7 @@ Options parse_options(int argc, char** argv)
         }
     }
     if (o.slip_tick && !o.no_threads) usage(argv[0], "--slip-tick is a test hook of --no-threads");
+    if (!o.web.empty() && o.no_threads) usage(argv[0], "--web watches a handler: not with --no-threads");
     return o;
 }
 
@@ -312,6 +336,9 @@ struct Participant {
     simsync::WallClock::duration blocked{};
     SensorReading last_reading;
     std::vector<simsync::examples::TraceSpan> trace; // with --trace only
+#if SIMSYNC_EXAMPLES_WEB
+    simsync::web::GrantTimeline::Track* track = nullptr; // with --web only
+#endif
 };
 
 // Sleeps a random 0..max_us microseconds; one per thread.
@@ -473,7 +500,8 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
             jitter();
             const auto asked = std::chrono::steady_clock::now();
             simsync::Access access = accessor.request_access(at);
-            p.blocked += std::chrono::steady_clock::now() - asked;
+            const auto granted_at = std::chrono::steady_clock::now();
+            p.blocked += granted_at - asked;
             if (!access && quitting.load()) break; // the operator quit: stopped
             if (!access) {
                 std::fprintf(stderr, "%s: request at %s s refused: %s\n", p.name.c_str(),
@@ -497,6 +525,12 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
             const bool last = is_controller && access.granted_time() >= end;
             if (!last) access.release(controller_or_sensor_instant(p.rate_hz, n + 1, end, is_controller));
             if (tracing) p.trace.push_back({at, p.last_grant, asked, std::chrono::steady_clock::now()});
+#if SIMSYNC_EXAMPLES_WEB
+            if (p.track != nullptr) {
+                p.track->record({.requested = at, .granted = p.last_grant, .asked = asked, .granted_at = granted_at,
+                                 .released = std::chrono::steady_clock::now()});
+            }
+#endif
             if (last) break;
         }
         accessor.deregister(); // let the others finish without us
@@ -533,6 +567,30 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
         }
     };
 
+    // The web console: an observer of the handler (a free, shared accessor for
+    // the picture, which never touches the world outside its access), fed the
+    // participants' grants for its timeline.
+#if SIMSYNC_EXAMPLES_WEB
+    std::optional<simsync::web::GrantTimeline> timeline;
+    std::optional<simsync::examples::BulletScene> scene;
+    std::optional<simsync::web::WebConsole> web;
+    if (!options.web.empty()) {
+        timeline.emplace();
+        for (Participant& p : participants) p.track = &timeline->add_track(p.name, simsync::to_string(p.mode));
+        scene.emplace(setup.scene, std::vector<sb::BodyIndex>{0}); // the controller pushes the first body
+        simsync::web::WebConsoleConfig web_config;
+        web_config.endpoint = simsync::web::parse_endpoint(options.web);
+        web_config.title = "simsync-bullet-host";
+        web.emplace(handler,
+                    simsync::web::WebConsoleSources{.scale = &scale,
+                                                    .pacer = pacer ? &*pacer : nullptr,
+                                                    .scene = &*scene,
+                                                    .timeline = &*timeline},
+                    web_config);
+        simsync::examples::print_web_console_url(web->url(), web->control_requires_token(), web->endpoint().host);
+    }
+#endif
+
     const auto wall_start = simsync::WallClock::now();
     std::vector<std::thread> threads;
     for (std::size_t i = 0; i < participants.size(); ++i) threads.emplace_back(participant_thread, i);
@@ -567,6 +625,9 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
         }
         handler.stop();
         console.stop();
+#if SIMSYNC_EXAMPLES_WEB
+        web.reset(); // before the pacer it reads
+#endif
         pacer.reset();
         clock.stop();
         clock_messages = clock.published();

@@ -3,13 +3,18 @@
 // operator pauses, steps and resumes without any of them noticing.
 //
 // Usage: simsync-demo [--config FILE] [--duration SIM_SECONDS] [--scale X]
-//                     [--clock-udp HOST:PORT] [--trace FILE]
+//                     [--clock-udp HOST:PORT] [--trace FILE] [--web [HOST:]PORT]
 // On a terminal: p pause, r resume, s step, + / - scale, q quit.
-// Otherwise one command per line on stdin: pause, resume, step N, scale X,
-// status, quit.
+// Otherwise one command per line on stdin: pause, resume, step N, until T,
+// scale X, revoke NAME, status, quit. --web serves the same controls, and a live
+// picture, to a browser.
 
 #include "balls_world.hpp"
 #include "scenario.hpp"
+
+#if SIMSYNC_EXAMPLES_WEB
+#include <simsync/web/console.hpp>
+#endif
 
 #include <simsync/simsync.hpp>
 
@@ -23,7 +28,8 @@ namespace {
 
 const char* kUsage =
     "usage: simsync-demo [--config FILE] [--duration SIM_SECONDS] [--scale X]\n"
-    "                    [--clock-udp HOST:PORT] [--trace FILE]\n";
+    "                    [--clock-udp HOST:PORT] [--trace FILE] [--web [HOST:]PORT]\n"
+    "  --web [HOST:]PORT  serve the web console (loopback unless HOST says otherwise; port 0: a free one)\n";
 
 struct Options {
     std::string config_file;
@@ -31,6 +37,7 @@ struct Options {
     double scale = 0;      // 0: from the scenario
     std::vector<simsync::ClockSinkConfig> clock_udp;
     std::string trace_file;
+    std::string web;
 };
 
 bool parse_options(int argc, char** argv, Options& o)
@@ -55,6 +62,14 @@ bool parse_options(int argc, char** argv, Options& o)
         else if (arg == "--scale") o.scale = number("a time scale");
         else if (arg == "--clock-udp") o.clock_udp.push_back(simsync::parse_udp_sink(value("HOST:PORT")));
         else if (arg == "--trace") o.trace_file = value("a file");
+        else if (arg == "--web") {
+            o.web = value("[HOST:]PORT");
+#if SIMSYNC_EXAMPLES_WEB
+            simsync::web::parse_endpoint(o.web); // throws naming what is wrong
+#else
+            throw std::invalid_argument("--web: this build has no web console (simsync::web is off)");
+#endif
+        }
         else if (arg == "--help" || arg == "-h") return false;
         else throw std::invalid_argument("unknown option '" + arg + "'");
     }
@@ -88,6 +103,7 @@ int main(int argc, char** argv)
             run.end = simsync::sim_time(std::chrono::duration<double>(options.duration_s));
         }
         run.trace_file = options.trace_file;
+        run.web = options.web;
         return demo::run_scenario(config, run);
     } catch (const simsync::ConfigError& e) {
         std::fprintf(stderr, "simsync-demo: %s\n", e.what());
