@@ -26,6 +26,7 @@ void BallsScene::draw(const simsync::World& world, simsync::web::SceneFrame& fra
     const double height = 1.0 + 0.5 * last + 2 * kRadius;
     frame.bounds = simsync::web::Bounds{{-0.5, -0.5, 0.0}, {span + 0.5, 0.5, height}};
     frame.ground_z = 0.0;
+    frame.camera = simsync::web::CameraHint{.azimuth_deg = -90, .elevation_deg = 12}; // side on
 }
 
 } // namespace demo

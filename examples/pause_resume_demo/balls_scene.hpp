@@ -14,7 +14,7 @@ class BallsScene final : public simsync::web::SceneSource {
 public:
     void draw(const simsync::World& world, simsync::web::SceneFrame& frame) const override;
 
-    static constexpr double kRadius = 0.12;   // metres, for the picture only
+    static constexpr double kRadius = 0.15;   // metres, for the picture only
     static constexpr double kSpacing = 0.6;   // between balls along x
 };
 

@@ -15,7 +15,8 @@
     rtf: [],           // [wall, achieved, target]
     tracks: [],        // {name, category, spans: [[asked, granted, released, requested, granted_sim]]}
     lastWall: 0,
-    camera: { yaw: -Math.PI / 2 + 0.5, pitch: 0.45, zoom: 1 },
+    camera: null,        // {yaw, pitch, zoom}; from the scene's hint on the first picture
+    cameraHint: null,
     bounds: null,
     reconnectDelay: 500,
   };
@@ -161,6 +162,12 @@
     $('waiting-since').textContent = f.waiting_for.length ? 'for ' + duration(f.waiting_for_s) : '\u00a0';
   }
 
+  function priority(p) {
+    if (p === 2147483647) return 'max';
+    if (p === -2147483648) return 'min';
+    return Math.abs(p) >= 1e6 ? p.toExponential(0).replace('e+', 'e') : String(p);
+  }
+
   function meanWaits() {
     const waits = {};
     for (const t of state.tracks) {
@@ -185,7 +192,7 @@
       const tr = document.createElement('tr');
       if (blocking.has(a.name)) tr.className = 'blocking';
       else if (a.activity === 'holding') tr.className = 'holding';
-      const cells = [a.name, a.kind, a.mode, String(a.priority), activity, duration(a.for_s), String(a.grants),
+      const cells = [a.name, a.kind, a.mode, priority(a.priority), activity, duration(a.for_s), String(a.grants),
         a.name in waits ? duration(waits[a.name]) : '\u2013'];
       cells.forEach((text, i) => {
         const td = document.createElement('td');
@@ -339,6 +346,8 @@
     $('world-info').textContent = scene.error ? 'error: ' + scene.error
       : scene.time !== null ? scene.shapes.length + ' bodies at ' + fmt(scene.time, 3) + ' s' : 'no picture yet';
     if (!state.bounds || scene.bounds) state.bounds = boundsOf(scene);
+    state.cameraHint = scene.camera || [-60, 25];
+    if (!state.camera) resetCamera();
     const { ctx, w, h } = fitCanvas(canvas);
     ctx.clearRect(0, 0, w, h);
     const b = state.bounds;
@@ -346,7 +355,7 @@
     const centre = [(b[0] + b[3]) / 2, (b[1] + b[4]) / 2, (b[2] + b[5]) / 2];
     const radius = Math.max(0.5, Math.hypot(b[3] - b[0], b[4] - b[1], b[5] - b[2]) / 2);
     const cam = state.camera;
-    const dist = radius * 2.6 / cam.zoom;
+    const dist = radius * 2.9 / cam.zoom; // the bounds' sphere fills the view (field of view 0.7 rad)
     const eye = [centre[0] + dist * Math.cos(cam.pitch) * Math.cos(cam.yaw),
       centre[1] + dist * Math.cos(cam.pitch) * Math.sin(cam.yaw),
       centre[2] + dist * Math.sin(cam.pitch)];
@@ -422,13 +431,18 @@
     for (const it of items) it.draw();
   }
 
+  function resetCamera() {
+    const hint = state.cameraHint || [-60, 25];
+    state.camera = { yaw: hint[0] * Math.PI / 180, pitch: hint[1] * Math.PI / 180, zoom: 1 };
+  }
+
   function setupCamera() {
     const canvas = $('world');
     let drag = null;
     canvas.addEventListener('pointerdown', (e) => { drag = [e.clientX, e.clientY]; canvas.setPointerCapture(e.pointerId); });
     canvas.addEventListener('pointerup', () => { drag = null; });
     canvas.addEventListener('pointermove', (e) => {
-      if (!drag) return;
+      if (!drag || !state.camera) return;
       state.camera.yaw -= (e.clientX - drag[0]) * 0.01;
       state.camera.pitch = Math.max(-0.2, Math.min(1.45, state.camera.pitch + (e.clientY - drag[1]) * 0.01));
       drag = [e.clientX, e.clientY];
@@ -436,11 +450,12 @@
     });
     canvas.addEventListener('wheel', (e) => {
       e.preventDefault();
+      if (!state.camera) return;
       state.camera.zoom = Math.max(0.3, Math.min(8, state.camera.zoom * (e.deltaY < 0 ? 1.1 : 1 / 1.1)));
       if (state.frame && state.frame.scene) drawWorld(state.frame.scene);
     }, { passive: false });
     canvas.addEventListener('dblclick', () => {
-      state.camera = { yaw: -Math.PI / 2 + 0.5, pitch: 0.45, zoom: 1 };
+      resetCamera();
       if (state.frame && state.frame.scene) drawWorld(state.frame.scene);
     });
   }

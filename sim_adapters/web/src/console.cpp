@@ -883,6 +883,15 @@ std::string WebConsole::Impl::build_frame(const Snapshot& snap, WallTime wall, s
         } else {
             w.null();
         }
+        w.key("camera");
+        if (scene_frame.camera) {
+            w.begin_array();
+            w.fixed(scene_frame.camera->azimuth_deg, 2);
+            w.fixed(scene_frame.camera->elevation_deg, 2);
+            w.end_array();
+        } else {
+            w.null();
+        }
         // [id, kind (0 sphere, 1 box), x, y, z, qx, qy, qz, qw, sx, sy, sz, colour]
         w.key("shapes").begin_array();
         for (const Shape& s : scene_frame.shapes) {

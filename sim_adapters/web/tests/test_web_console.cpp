@@ -14,6 +14,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <functional>
 #include <chrono>
 #include <optional>
 #include <thread>
@@ -70,6 +71,17 @@ struct Viewer {
 
 std::string state_of(const boost::json::object& f) { return str(f.at("state")); }
 
+// Waits (bounded) for a condition the server's thread brings about.
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout = 10000ms)
+{
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!condition()) {
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+        std::this_thread::yield();
+    }
+    return true;
+}
+
 } // namespace
 
 TEST_CASE("WebConsole.Http.ServesTheEmbeddedPage" * doctest::timeout(60))
@@ -115,7 +127,7 @@ TEST_CASE("WebConsole.Http.RefusesAForeignHostOnLoopback" * doctest::timeout(60)
     CHECK(r.status == 403);
     CHECK(http_request(port, http::verb::get, "/", "localhost:" + std::to_string(port)).status == 200);
     CHECK(http_request(port, http::verb::get, "/", "[::1]:" + std::to_string(port)).status == 200);
-    CHECK(console.stats().requests_refused == 1);
+    CHECK(eventually([&] { return console.stats().requests_refused == 1; }));
 }
 
 TEST_CASE("WebConsole.Http.MalformedAndOversizedRequestsAreRefused" * doctest::timeout(60))
@@ -293,12 +305,17 @@ TEST_CASE("WebConsole.Commands.RevokeReleasesTheAccessorTimeWaitsFor" * doctest:
         return w.size() == 1 && str(w[0]) == "stuck" && number(f.at("waiting_for_s")) > 0;
     });
     REQUIRE(blocked);
-    CHECK(steps_of(*blocked) == 0);
+    // Held where it registered (the pacer may have run one period before that).
+    const std::uint64_t held = steps_of(*blocked);
+    CHECK(held <= 10);
+    const auto still = v.client.frame_where([&](const auto& f) { return f.at("seq").as_int64() > blocked->at("seq").as_int64() + 2; });
+    REQUIRE(still);
+    CHECK(steps_of(*still) == held);
     const auto reply = v.client.command("revoke stuck");
     REQUIRE(reply);
     CHECK(reply->at("ok").as_bool());
     CHECK_FALSE(stuck.registered());
-    CHECK(v.client.frame_where([](const auto& f) { return steps_of(f) > 20 && f.at("waiting_for").as_array().empty(); }));
+    CHECK(v.client.frame_where([&](const auto& f) { return steps_of(f) > held + 20 && f.at("waiting_for").as_array().empty(); }));
 }
 
 TEST_CASE("WebConsole.Safety.ControlNeedsTheTokenWhenRequired" * doctest::timeout(60))
@@ -352,7 +369,7 @@ TEST_CASE("WebConsole.Safety.UpgradeFromAnotherOriginIsRefused" * doctest::timeo
     CHECK(same.connect(port, "/ws", "http://127.0.0.1:" + std::to_string(port)) == "");
     WsClient elsewhere;
     CHECK(elsewhere.connect(port, "/other") != "");
-    CHECK(console.stats().requests_refused == 2);
+    CHECK(eventually([&] { return console.stats().requests_refused == 2; }));
 }
 
 TEST_CASE("WebConsole.Safety.OversizedMessageClosesThatConnectionOnly" * doctest::timeout(60))
@@ -367,8 +384,11 @@ TEST_CASE("WebConsole.Safety.OversizedMessageClosesThatConnectionOnly" * doctest
     while (offender.client.read(10000ms)) {
     }
     CHECK(offender.client.closed());
-    CHECK(offender.client.close_code() == 1009); // too big
-    CHECK(console.stats().closed_for_bad_messages == 1);
+    // 1009 (too big), unless the close frame was lost to the reset that closing
+    // a socket with the unread rest of the message causes.
+    CHECK((offender.client.close_code() == 1009 || offender.client.close_code() == 0));
+    CHECK(eventually([&] { return console.stats().closed_for_bad_messages == 1; }));
+    CHECK(eventually([&] { return console.stats().connections_open == 1; }));
     // The other connection keeps its frames and its control.
     const auto f = bystander.client.next("frame");
     REQUIRE(f);
@@ -421,7 +441,7 @@ TEST_CASE("WebConsole.Safety.MalformedMessagesCloseThatConnectionOnly" * doctest
     const auto reply = bystander.client.command("pause");
     REQUIRE(reply);
     CHECK(reply->at("ok").as_bool());
-    CHECK(console.stats().closed_for_bad_messages >= std::size(rows) - 1);
+    CHECK(eventually([&] { return console.stats().closed_for_bad_messages >= std::size(rows) - 1; }));
 }
 
 TEST_CASE("WebConsole.Safety.ConnectionLimit" * doctest::timeout(60))
@@ -435,7 +455,7 @@ TEST_CASE("WebConsole.Safety.ConnectionLimit" * doctest::timeout(60))
     Viewer b(port);
     WsClient c;
     CHECK(c.connect(port) != "");
-    CHECK(console.stats().connections_open == 2);
+    CHECK(eventually([&] { return console.stats().connections_open == 2; }));
 }
 
 namespace {

@@ -30,6 +30,7 @@ function startDemo() {
     const child = spawn(demoPath, ['--web', '127.0.0.1:0'], { stdio: ['pipe', 'pipe', 'inherit'] });
     let buffer = '';
     const timer = setTimeout(() => reject(new Error('simsync-demo printed no web console URL within 30 s')), 30000);
+    child.on('error', (e) => reject(new Error('cannot start ' + demoPath + ': ' + e.message)));
     child.on('exit', (code) => reject(new Error('simsync-demo exited early with ' + code)));
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk) => {

@@ -5,6 +5,9 @@
 # changed; from npm's cache when it has it; no install scripts, no browser
 # download), then runs the test with node's test runner.
 #
+# With SIMSYNC_BROWSER_TEST=required (CI sets it) a missing tool fails the test
+# instead: scripts/setup-deps installs them, so a skip there would hide a bug.
+#
 # usage: run_browser_test.sh SIMSYNC_DEMO WORK_DIR SCREENSHOT_PNG
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -13,7 +16,14 @@ work=${2:?WORK_DIR}
 shot=${3:?SCREENSHOT_PNG}
 chromium=${CHROMIUM:-/usr/bin/chromium}
 
-skip() { echo "SKIPPED: $* (scripts/setup-deps installs it)"; exit 77; }
+skip() {
+  if [[ ${SIMSYNC_BROWSER_TEST:-} == required ]]; then
+    echo "FAIL: $* (SIMSYNC_BROWSER_TEST=required; scripts/setup-deps installs it)"
+    exit 1
+  fi
+  echo "SKIPPED: $* (scripts/setup-deps installs it)"
+  exit 77
+}
 command -v node >/dev/null || skip "node not found"
 command -v npm >/dev/null || skip "npm not found"
 [[ -x $chromium ]] || skip "no Chromium at $chromium"

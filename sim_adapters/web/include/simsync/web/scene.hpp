@@ -51,6 +51,16 @@ struct Bounds {
     Vec3 max{};
 };
 
+/// Where the page's camera starts (the operator turns it with the mouse): it
+/// looks at the centre of the bounds from this direction.
+struct CameraHint {
+    /// Angle about the z axis, from +x towards +y, of the camera's position seen
+    /// from the centre: -90 looks along +y (x to the right, z up).
+    double azimuth_deg = -60;
+    /// Angle above the x-y plane.
+    double elevation_deg = 25;
+};
+
 /// One picture of the world.
 ///
 /// Copy/move: both (plain value). Thread safety: distinct objects: safe. Shared
@@ -62,6 +72,8 @@ struct SceneFrame {
     std::optional<Bounds> bounds;
     /// Draw a ground grid at this height (z). Unset: no ground.
     std::optional<double> ground_z;
+    /// Unset: the page's default direction (CameraHint{}).
+    std::optional<CameraHint> camera;
 };
 
 /// What a host implements to show its world on the web console.
