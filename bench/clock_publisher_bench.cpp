@@ -3,17 +3,18 @@
 //
 // Jitter = wall interval between two consecutive messages (or wake-ups) minus
 // the nominal 1 ms; the table gives |jitter| p50 / p99 / max. Variants:
-//  - sleep_until (baseline): a thread sleeping to t0 + k ms, intervals between
-//    its wake-ups: the best a plain loop on this machine does;
+//  - absolute sleep (baseline): a thread sleeping to t0 + k ms
+//    (clock_nanosleep(TIMER_ABSTIME)), intervals between its wake-ups: the best
+//    a plain loop on this machine does;
 //  - clock publisher, pacing period 1 ms: handler step 1 ms, RealTimePacer
 //    (default config) releasing every millisecond, ClockPublisher at 1 kHz with
 //    a callback sink stamping the wall time of each message;
 //  - clock publisher, pacing period 10 ms (the pacer's default): simulated time
 //    is released in 10 ms slices, so the 1 kHz messages leave in bursts of ten:
 //    jitter shows the pacing period, not the publisher.
-// The pacer's own release lateness is given beside each publisher run.
-//
-// Usage: bench_clock_publisher [--quick] [--json=PATH]
+// |jitter| percentiles are over every interval of every repetition. The
+// pacer's own (self-reported) release lateness is given beside each publisher
+// run, as the median over repetitions of each repetition's percentile.
 
 #include "lateness.hpp"
 #include "report.hpp"
@@ -35,19 +36,19 @@ using simsync::bench::format;
 namespace {
 
 struct Run {
-    simsync::LatenessSummary jitter; // |interval - 1 ms|
-    simsync::LatenessSummary pacer;  // pacer release lateness (publisher runs)
+    std::vector<double> jitter_us;  // |interval - 1 ms|, every interval
+    simsync::LatenessSummary pacer; // pacer's self-reported release lateness (publisher runs)
     double cpu_share = 0;
 };
 
-simsync::LatenessSummary jitter_of(const std::vector<WallTime>& stamps)
+std::vector<double> jitter_of(const std::vector<WallTime>& stamps)
 {
-    simsync::LatenessHistogram h;
+    std::vector<double> jitter;
     for (std::size_t i = 1; i < stamps.size(); ++i) {
         const auto interval = stamps[i] - stamps[i - 1];
-        h.record(interval > 1ms ? interval - 1ms : 1ms - interval);
+        jitter.push_back(simsync::bench::us(interval > 1ms ? interval - 1ms : 1ms - interval));
     }
-    return h.summary();
+    return jitter;
 }
 
 Run plain_sleep(std::chrono::duration<double> length)
@@ -60,11 +61,11 @@ Run plain_sleep(std::chrono::duration<double> length)
         const double cpu0 = simsync::bench::process_cpu_seconds();
         const WallTime t0 = WallClock::now();
         for (std::size_t k = 1; k <= n; ++k) {
-            std::this_thread::sleep_until(t0 + k * 1ms);
+            simsync::bench::sleep_until_absolute(t0 + k * 1ms);
             stamps.push_back(WallClock::now());
         }
         const double wall = std::chrono::duration<double>(WallClock::now() - t0).count();
-        run.jitter = jitter_of(stamps);
+        run.jitter_us = jitter_of(stamps);
         run.cpu_share = (simsync::bench::process_cpu_seconds() - cpu0) / wall;
     }).join();
     return run;
@@ -101,9 +102,11 @@ Run published(std::chrono::duration<double> length, simsync::SimDuration pacing_
 
 int main(int argc, char** argv)
 {
-    const auto args = simsync::bench::take_scenario_args(argc, argv);
-    if (!args) return 2;
-    const bool quick = args->quick;
+    simsync::bench::CommandLine cli("bench_clock_publisher",
+                                    "The clock publisher's 1 kHz message jitter on a paced handler against plain "
+                                    "absolute sleeps.");
+    if (const auto exit = cli.parse(argc, argv)) return *exit;
+    const bool quick = cli.args().quick;
     const int reps = quick ? 1 : 5;
     // 10 s per variant in all, in repetitions of 2 s (quick: 1 x 1 s).
     const std::chrono::duration<double> length(quick ? 1.0 : 2.0);
@@ -113,7 +116,7 @@ int main(int argc, char** argv)
         int kind; // 0 sleep, 1 publisher paced at 1 ms, 2 at 10 ms
         std::vector<Run> runs;
     };
-    std::vector<Variant> variants{{"sleep_until at 1 kHz (baseline)", 0, {}},
+    std::vector<Variant> variants{{"absolute sleep at 1 kHz (baseline)", 0, {}},
                                   {"clock publisher 1 kHz, pacing period 1 ms", 1, {}},
                                   {"clock publisher 1 kHz, pacing period 10 ms", 2, {}}};
     for (int r = 0; r < reps; ++r) {
@@ -130,41 +133,45 @@ int main(int argc, char** argv)
         "ClockPublisher at 1 kHz (simulated period 1 ms, callback sink stamping each message's wall time) on a "
         "handler with a 1 ms step paced at 1x by RealTimePacer (default config), with pacing periods of 1 ms "
         "and 10 ms. Jitter = wall interval between consecutive messages minus 1 ms, as |jitter|. Baseline: a "
-        "thread doing `sleep_until(t0 + k ms)`, jitter of its wake-up intervals. %d repetitions of %.1f s per "
-        "variant, alternating; p50 and p99 are medians over repetitions, max the largest.",
+        "thread sleeping to t0 + k ms (`clock_nanosleep(TIMER_ABSTIME)`), jitter of its wake-up intervals. %d repetitions of %.1f s per "
+        "variant, alternating; |jitter| p50, p99 and max over every interval of every repetition (exact, nearest "
+        "rank). The pacer's lateness columns are what the pacer reports about itself (`PacerStats`, measured "
+        "where its wait ends; Real-time pacing measures it from outside): each repetition's p50 or p99, median "
+        "over the repetitions.",
         reps, length.count());
     simsync::bench::Table table{"", {"variant", "intervals", "|jitter| p50 us", "|jitter| p99 us", "|jitter| max us",
-                                     "pacer lateness p50 us", "pacer p99 us", "CPU %", "p50 ratio", "p99 ratio"}, {}};
+                                     "pacer self-reported p50 us (median of repetitions)",
+                                     "pacer self-reported p99 us (median of repetitions)", "CPU %", "p50 ratio",
+                                     "p99 ratio"}, {}};
     double base50 = 0, base99 = 0;
     simsync::bench::Plot plot{.file = "clock_publisher_jitter.png",
-                              .title = "Publish interval |jitter| at 1 kHz, cumulative (last repetition)",
-                              .xlabel = "|interval - 1 ms| (us, bucket upper bound)",
+                              .title = "Publish interval |jitter| at 1 kHz, cumulative (every interval of every repetition)",
+                              .xlabel = "|interval - 1 ms| (us)",
                               .ylabel = "fraction of intervals",
                               .logx = true,
                               .logy = false,
                               .style = "steps",
                               .series = {}};
     for (const Variant& v : variants) {
-        plot.series.push_back({v.name, simsync::bench::lateness_cdf(v.runs.back().jitter)});
-        std::vector<simsync::LatenessSummary> jitter, pacer;
-        std::vector<double> cpu;
+        std::vector<double> jitter, pacer50, pacer99, cpu;
         for (const Run& r : v.runs) {
-            jitter.push_back(r.jitter);
-            pacer.push_back(r.pacer);
+            jitter.insert(jitter.end(), r.jitter_us.begin(), r.jitter_us.end());
+            pacer50.push_back(simsync::bench::us(r.pacer.p50));
+            pacer99.push_back(simsync::bench::us(r.pacer.p99));
             cpu.push_back(100 * r.cpu_share);
         }
-        const simsync::bench::LatenessOverRuns j = simsync::bench::over_runs(jitter);
-        const simsync::bench::LatenessOverRuns p = simsync::bench::over_runs(pacer);
+        const simsync::bench::Distribution j = simsync::bench::distribution(jitter);
+        plot.series.push_back({v.name, simsync::bench::cumulative(std::move(jitter))});
         if (v.kind == 0) {
-            base50 = j.p50_us;
-            base99 = j.p99_us;
+            base50 = j.p50;
+            base99 = j.p99;
         }
-        table.rows.push_back({v.name, format("%llu", static_cast<unsigned long long>(j.count)), format("%.1f", j.p50_us),
-                              format("%.1f", j.p99_us), format("%.1f", j.max_us),
-                              v.kind == 0 ? std::string("-") : format("%.1f", p.p50_us),
-                              v.kind == 0 ? std::string("-") : format("%.1f", p.p99_us),
-                              format("%.2f", simsync::bench::median(cpu)), format("%.3g", j.p50_us / base50),
-                              format("%.3g", j.p99_us / base99)});
+        table.rows.push_back({v.name, format("%zu", j.count), format("%.1f", j.p50), format("%.1f", j.p99),
+                              format("%.1f", j.max),
+                              v.kind == 0 ? std::string("-") : format("%.1f", simsync::bench::median(pacer50)),
+                              v.kind == 0 ? std::string("-") : format("%.1f", simsync::bench::median(pacer99)),
+                              format("%.2f", simsync::bench::median(cpu)), format("%.3g", j.p50 / base50),
+                              format("%.3g", j.p99 / base99)});
     }
     report.tables.push_back(std::move(table));
     report.plots.push_back(std::move(plot));
@@ -173,6 +180,6 @@ int main(int argc, char** argv)
                            "time is released 10 ms at a time). Pace with a period equal to the publish period for "
                            "an even wall-clock rate.");
 
-    simsync::bench::publish(report, args->json_path);
+    simsync::bench::publish(report, cli.args().json_path);
     return 0;
 }

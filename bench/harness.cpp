@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -104,6 +105,8 @@ double counter(const benchmark::BenchmarkReporter::Run& run, const char* name)
 // results table needs, keyed by case name.
 class TableReporter final : public benchmark::ConsoleReporter {
 public:
+    explicit TableReporter(OutputOptions options) : ConsoleReporter(options) {}
+
     void ReportRuns(const std::vector<Run>& runs) override
     {
         ConsoleReporter::ReportRuns(runs);
@@ -170,16 +173,6 @@ std::string rate(double ns_per_op)
     return buffer;
 }
 
-bool take_flag(const char* arg, const char* name, std::string* value)
-{
-    const std::size_t length = std::strlen(name);
-    if (std::strncmp(arg, name, length) != 0) return false;
-    if (value == nullptr) return arg[length] == '\0';
-    if (arg[length] != '=') return false;
-    *value = arg + length + 1;
-    return true;
-}
-
 } // namespace
 
 // ------------------------------------------------------------------------ suite
@@ -195,39 +188,32 @@ void Suite::add_goal(GoalSpec goal) { goals_.push_back(std::move(goal)); }
 
 int Suite::run(int argc, char** argv)
 {
-    Options options;
-    // Our flags are taken out before Google Benchmark sees argv, as it rejects
-    // flags it does not know.
+    const std::string program = argc > 0 ? std::filesystem::path(argv[0]).filename().string() : "benchmark";
+    CommandLine cli(program, title_ + ": Google Benchmark cases against baselines measured in the same run.");
+    cli.epilogue("--quick: 3 repetitions of at least 0.02 s per case (default 12 of 0.25 s).\n"
+                 "Google Benchmark's own flags (below) are passed through to it.");
+    if (const auto exit = cli.parse(argc, argv, {"--benchmark_", "--v="})) {
+        if (*exit == 0) benchmark::PrintDefaultHelp(); // after our --help
+        return *exit;
+    }
+    const bool quick = cli.args().quick;
+    const int repetitions = quick ? 3 : 12;
+    const double min_time_seconds = quick ? 0.02 : 0.25;
+    Reference reference;
+    try {
+        reference = Reference::load(cli.args().reference_path);
+    } catch (const std::exception& e) {
+        return cli.usage_error(e.what());
+    }
+
     // Interleave the repetitions of all cases in random order: load from other
     // work on a shared machine then spreads over every case instead of
     // penalising whichever case happened to run during a build. Placed first
     // so a caller's own --benchmark_enable_random_interleaving=false wins.
-    static char interleave[] = "--benchmark_enable_random_interleaving=true";
-    std::vector<char*> rest{argv[0], interleave};
-    // Colour escapes would litter a log or a page built from our output.
-    static char no_colour[] = "--benchmark_color=false";
-    if (isatty(STDOUT_FILENO) == 0) rest.push_back(no_colour);
-    for (int i = 1; i < argc; ++i) {
-        std::string value;
-        if (take_flag(argv[i], "--quick", nullptr)) {
-            options.quick = true;
-        } else if (take_flag(argv[i], "--json", &value)) {
-            options.json_path = value;
-        } else if (take_flag(argv[i], "--help", nullptr) || take_flag(argv[i], "-h", nullptr)) {
-            std::printf("usage: %s [--quick] [--json=PATH] [--benchmark_filter=REGEX] [other "
-                        "--benchmark_* flags]\n"
-                        "  --quick      3 short repetitions per case: a smoke run, not figures\n"
-                        "  --json=PATH  write the results document (bench/report.hpp) to PATH\n",
-                        argv[0]);
-            return 0;
-        } else {
-            rest.push_back(argv[i]);
-        }
-    }
-    if (options.quick) {
-        options.repetitions = 3;
-        options.min_time_seconds = 0.02;
-    }
+    std::vector<std::string> flags{argv[0], "--benchmark_enable_random_interleaving=true"};
+    flags.insert(flags.end(), cli.passthrough().begin(), cli.passthrough().end());
+    std::vector<char*> rest;
+    for (std::string& f : flags) rest.push_back(f.data());
     int rest_count = static_cast<int>(rest.size());
     rest.push_back(nullptr);
     benchmark::Initialize(&rest_count, rest.data());
@@ -243,8 +229,8 @@ int Suite::run(int argc, char** argv)
                                          state.SetItemsProcessed(state.iterations() * c.items_per_op);
                                      })
             ->Unit(benchmark::kNanosecond)
-            ->Repetitions(options.repetitions)
-            ->MinTime(options.min_time_seconds)
+            ->Repetitions(repetitions)
+            ->MinTime(min_time_seconds)
             ->ReportAggregatesOnly(true)
             ->ComputeStatistics("min", &min_of)
             ->ComputeStatistics("max", &max_of)
@@ -256,7 +242,11 @@ int Suite::run(int argc, char** argv)
             ->UseRealTime();
     }
 
-    TableReporter reporter;
+    // Colour escapes would litter a log built from our output. Google
+    // Benchmark's --benchmark_color only configures the reporter it makes
+    // itself, not one passed in, so the choice is made here.
+    TableReporter reporter(isatty(STDOUT_FILENO) != 0 ? benchmark::ConsoleReporter::OO_ColorTabular
+                                                      : benchmark::ConsoleReporter::OO_Tabular);
     benchmark::RunSpecifiedBenchmarks(&reporter);
     benchmark::Shutdown();
 
@@ -270,11 +260,11 @@ int Suite::run(int argc, char** argv)
     Report report;
     report.id = id_;
     report.title = title_;
-    report.quick = options.quick;
+    report.quick = quick;
     std::ostringstream method;
     if (!description_.empty()) method << description_ << "\n\n";
-    method << "Google Benchmark, wall time per op over " << options.repetitions
-           << " repetitions (interleaved in random order) of at least " << options.min_time_seconds
+    method << "Google Benchmark, wall time per op over " << repetitions
+           << " repetitions (interleaved in random order) of at least " << min_time_seconds
            << " s each: median, min and max over the repetitions. Ratio = median ns/op divided by the "
               "baseline's (`"
            << (base_case != nullptr ? base_case->mechanism : baseline_)
@@ -325,18 +315,44 @@ int Suite::run(int argc, char** argv)
                 best_name = b;
             }
         }
-        const double r = subject / best;
-        report.goals.push_back({.goal = g.goal,
-                                .target = "<= " + fixed(g.max_ratio, 2) + "x",
-                                .measured = std::isnan(r) ? std::string("not measured")
-                                                          : ratio(r) + "x (" + ns(subject) + " ns vs " + ns(best) +
-                                                                " ns, " + best_name + ")",
-                                .met = !std::isnan(r) && r <= g.max_ratio});
+        const double r = g.measure == GoalMeasure::time_per_item ? subject / best : best / subject;
+        // A case left out by --benchmark_filter is not run; one that failed is a miss.
+        bool filtered = reporter.find(g.subject) == nullptr;
+        if (!filtered) {
+            filtered = std::none_of(g.baselines.begin(), g.baselines.end(),
+                                    [&](const std::string& b) { return reporter.find(b) != nullptr; });
+        }
+        if (filtered) {
+            report.goals.push_back(unchecked_goal(g.id, g.goal, g.compare, g.target, "x", "not run (filtered out)"));
+        } else {
+            const std::string detail = ns(subject) + " ns vs " + ns(best) + " ns per item, " + best_name;
+            report.goals.push_back(check_goal(g.id, g.goal, r, g.compare, g.target, "x", detail));
+        }
+        if (g.reference_tolerance <= 0) continue;
+        const std::string text = g.goal + ": ratio no worse than in the reference run (tolerance " +
+                                 number_text(g.reference_tolerance) + "x)";
+        // "No worse": a smaller time ratio or a larger rate ratio is better.
+        const bool smaller_is_better = g.compare == Compare::at_most || g.compare == Compare::below;
+        const Compare no_worse = smaller_is_better ? Compare::at_most : Compare::at_least;
+        const auto before = reference.value(g.id);
+        if (!before || filtered) {
+            Goal unchecked = unchecked_goal(g.id + "_vs_reference", text, no_worse, kNaN, "x",
+                                            filtered ? "not run (filtered out)"
+                                            : reference.path.empty() ? "not run (needs --reference)"
+                                                                     : "not run (goal not in the reference run)");
+            unchecked.target = std::string(to_string(no_worse)) + " the reference run's ratio " +
+                               (smaller_is_better ? "x " : "/ ") + number_text(g.reference_tolerance);
+            report.goals.push_back(std::move(unchecked));
+            continue;
+        }
+        const double limit = smaller_is_better ? *before * g.reference_tolerance : *before / g.reference_tolerance;
+        report.goals.push_back(check_goal(g.id + "_vs_reference", text, r, no_worse, limit, "x",
+                                          "reference run: " + number_text(*before) + "x, " + reference.path));
     }
 
     std::cout << "\n" << std::flush; // after Google Benchmark's console output
     try {
-        publish(report, options.json_path);
+        publish(report, cli.args().json_path);
     } catch (const std::exception& e) {
         std::cerr << e.what() << "\n";
         return 1;

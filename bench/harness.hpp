@@ -39,26 +39,34 @@ struct Case {
     std::function<void(benchmark::State&)> body;
 };
 
-/// Run-wide options, from the command line.
-struct Options {
-    /// Few, short repetitions: a smoke run that checks every case runs (CI),
-    /// whose figures are not to be trusted.
-    bool quick = false;
-    int repetitions = 12;
-    double min_time_seconds = 0.25;
-    /// Where to write the results document (report.hpp; "" = nowhere).
-    std::string json_path;
+/// What a GoalSpec's ratio divides.
+enum class GoalMeasure {
+    /// The subject's median time per item over the baseline's: below 1 is faster.
+    time_per_item,
+    /// The subject's items per second over the baseline's (the inverse): above 1 is faster.
+    items_per_second,
 };
 
-/// A goal the suite checks against its own figures: the median time per item
-/// (Case::items_per_op: grants for simsync cases, handoffs for ping-pongs) of
-/// `subject`, divided by the best (smallest) of the `baselines`' per-item medians,
-/// must be at most `max_ratio`.
+/// A goal the suite checks against its own figures, a ratio of `subject` to the
+/// best (fastest per item; Case::items_per_op: grants for simsync cases,
+/// handoffs for ping-pongs) of the `baselines` measured in the same run, held
+/// against `target` by `compare`: "at most 0.5x the time per grant" is
+/// {time_per_item, at_most, 0.5}, "at least 5x the grants per second" is
+/// {items_per_second, at_least, 5}.
 struct GoalSpec {
+    /// Stable name of the goal in the results document (Goal::id).
+    std::string id;
     std::string goal;
     std::string subject;
     std::vector<std::string> baselines;
-    double max_ratio = 1.0;
+    GoalMeasure measure = GoalMeasure::time_per_item;
+    Compare compare = Compare::at_most;
+    double target = 1.0;
+    /// > 0: also a goal against an earlier run (--reference=PATH, that run's
+    /// results document): this run's ratio must be no worse than that run's ratio
+    /// of the same goal id times this tolerance (1.1 = up to 10 % worse), each
+    /// against its own run's baseline. "Not run" without --reference.
+    double reference_tolerance = 0;
 };
 
 class Suite {
@@ -72,10 +80,11 @@ public:
     void add(Case c);
     void add_goal(GoalSpec goal);
 
-    /// Parses the harness's own flags (--quick, --json=PATH) and Google
-    /// Benchmark's (--benchmark_filter=... and friends), runs every case, prints
-    /// Google Benchmark's console output followed by the results table and goals.
-    /// @return the process exit code.
+    /// Parses the common options (report.hpp: CommandLine: --quick, --json,
+    /// --reference, --help) and passes Google Benchmark's own (--benchmark_*)
+    /// through to it, runs every case, prints Google Benchmark's console output
+    /// followed by the results table and goals.
+    /// @return the process exit code (2 for a usage error).
     int run(int argc, char** argv);
 
 private:

@@ -9,8 +9,6 @@
 // exclusive, the overlap actually achieved (time both were inside their access
 // at one instant, over the shorter of the two accesses), and voluntary context
 // switches per grant. Repetitions interleave the variants.
-//
-// Usage: bench_shared_readers [--quick] [--json=PATH]
 
 #include "report.hpp"
 
@@ -97,9 +95,10 @@ Run run(simsync::AccessMode mode, std::chrono::nanoseconds work, std::int64_t st
 
 int main(int argc, char** argv)
 {
-    const auto args = simsync::bench::take_scenario_args(argc, argv);
-    if (!args) return 2;
-    const bool quick = args->quick;
+    simsync::bench::CommandLine cli("bench_shared_readers",
+                                    "Two readers of the same instants, shared against exclusive.");
+    if (const auto exit = cli.parse(argc, argv)) return *exit;
+    const bool quick = cli.args().quick;
     const int reps = quick ? 1 : 7;
     const std::chrono::nanoseconds works[] = {0us, 5us, 20us, 100us};
 
@@ -166,6 +165,6 @@ int main(int argc, char** argv)
                            "half the exclusive time per instant once W dominates the grant overhead; the "
                            "overlap column says how much of the work actually ran in parallel.");
 
-    simsync::bench::publish(report, args->json_path);
+    simsync::bench::publish(report, cli.args().json_path);
     return 0;
 }

@@ -3,14 +3,14 @@
 //
 // For periods of 10 ms and 1 ms, on the UNIX-epoch grid (the CPM Lab timer's
 // semantics: calls at whole multiples of the period since the epoch):
-//  - sleep_until (baseline): a thread with the default timer slack doing
-//    std::this_thread::sleep_until(next grid instant) on the system clock;
+//  - absolute sleep (baseline): a thread with the default timer slack sleeping
+//    until the next grid instant on the system clock (clock_nanosleep with
+//    CLOCK_REALTIME, TIMER_ABSTIME);
 //  - PeriodicTimer: start_async with the same period, the callback reading the
 //    system clock first thing and comparing it with TimerTick::real_time.
 // Lateness = system clock at the call minus the grid instant. CPU = process CPU
-// time over wall time. Variants alternate over repetitions.
-//
-// Usage: bench_timer [--quick] [--json=PATH]
+// time over wall time. Variants alternate over repetitions; percentiles are over
+// every call of every repetition.
 
 #include "lateness.hpp"
 #include "report.hpp"
@@ -33,7 +33,7 @@ using simsync::bench::format;
 namespace {
 
 struct Run {
-    simsync::LatenessSummary lateness;
+    std::vector<double> lateness_us; // every call
     double cpu_share = 0;
     std::uint64_t skipped = 0;
 };
@@ -49,25 +49,27 @@ Run plain_sleep(std::chrono::nanoseconds period, std::chrono::duration<double> l
 {
     Run run;
     std::thread([&] {
-        simsync::LatenessHistogram histogram;
+        std::vector<double> lateness;
+        lateness.reserve(static_cast<std::size_t>(length / period));
         const double cpu0 = simsync::bench::process_cpu_seconds();
         const auto start = std::chrono::steady_clock::now();
         const auto calls = static_cast<long>(length / period);
         SystemClock::time_point deadline = next_grid(SystemClock::now(), period);
         for (long k = 0; k < calls; ++k, deadline += std::chrono::duration_cast<SystemClock::duration>(period)) {
-            std::this_thread::sleep_until(deadline);
-            histogram.record(SystemClock::now() - deadline);
+            simsync::bench::sleep_until_absolute(CLOCK_REALTIME, deadline);
+            lateness.push_back(simsync::bench::us(SystemClock::now() - deadline));
         }
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        run = {histogram.summary(), (simsync::bench::process_cpu_seconds() - cpu0) / wall, 0};
+        run = {std::move(lateness), (simsync::bench::process_cpu_seconds() - cpu0) / wall, 0};
     }).join();
     return run;
 }
 
 Run timer(std::chrono::nanoseconds period, std::chrono::duration<double> length)
 {
-    simsync::LatenessHistogram histogram; // only the timer's thread records
+    std::vector<double> lateness; // only the timer's thread records
     const auto calls = static_cast<std::uint64_t>(length / period);
+    lateness.reserve(calls);
     std::promise<void> done;
     simsync::PeriodicTimerConfig config;
     config.name = "bench";
@@ -79,22 +81,23 @@ Run timer(std::chrono::nanoseconds period, std::chrono::duration<double> length)
     const auto start = std::chrono::steady_clock::now();
     t.start_async([&](const simsync::TimerTick& tick) {
         const auto now = SystemClock::now();
-        histogram.record(now - tick.real_time);
+        lateness.push_back(simsync::bench::us(now - tick.real_time));
         if (++n == calls) done.set_value();
     });
     done.get_future().wait();
     t.stop();
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return {histogram.summary(), (simsync::bench::process_cpu_seconds() - cpu0) / wall, t.skipped()};
+    return {std::move(lateness), (simsync::bench::process_cpu_seconds() - cpu0) / wall, t.skipped()};
 }
 
 } // namespace
 
 int main(int argc, char** argv)
 {
-    const auto args = simsync::bench::take_scenario_args(argc, argv);
-    if (!args) return 2;
-    const bool quick = args->quick;
+    simsync::bench::CommandLine cli("bench_timer",
+                                    "PeriodicTimer's real-clock call lateness against plain absolute sleeps.");
+    if (const auto exit = cli.parse(argc, argv)) return *exit;
+    const bool quick = cli.args().quick;
     const int reps = quick ? 1 : 5;
     // 10 s per variant in all, in repetitions of 2 s (quick: 1 x 1 s).
     const std::chrono::duration<double> length(quick ? 1.0 : 2.0);
@@ -108,7 +111,7 @@ int main(int argc, char** argv)
     std::vector<Variant> variants;
     for (std::chrono::nanoseconds period : {std::chrono::nanoseconds(10ms), std::chrono::nanoseconds(1ms)}) {
         const std::string p = format("%lld ms", static_cast<long long>(period / 1ms));
-        variants.push_back({p + ": sleep_until (baseline)", period, true, {}});
+        variants.push_back({p + ": absolute sleep (baseline)", period, true, {}});
         variants.push_back({p + ": PeriodicTimer", period, false, {}});
     }
     for (int r = 0; r < reps; ++r) {
@@ -121,43 +124,43 @@ int main(int argc, char** argv)
     report.quick = quick;
     report.description = format(
         "PeriodicTimer on the UNIX-epoch grid (calls at whole multiples of the period since the epoch), "
-        "`start_async`, against a thread doing `std::this_thread::sleep_until` of the same grid instants on "
-        "the system clock (baseline, default timer slack). Lateness = system clock at the call minus the "
-        "grid instant. %d repetitions of %.1f s per variant, alternating; p50 and p99 are medians over the "
-        "repetitions, max the largest. CPU in %% of one core.",
+        "`start_async`, against a thread sleeping until the same grid instants with `clock_nanosleep` (absolute, on "
+        "the system clock; baseline, default timer slack). Lateness = system clock at the call minus the "
+        "grid instant. %d repetitions of %.1f s per variant, alternating; p50, p99 and max over every call of "
+        "every repetition (exact, nearest rank). CPU in %% of one core, median over the repetitions.",
         reps, length.count());
     simsync::bench::Table table{"", {"variant", "calls", "p50 us", "p99 us", "max us", "CPU %", "skipped",
                                      "p50 ratio", "p99 ratio"}, {}};
     double base_p50 = 0, base_p99 = 0;
     simsync::bench::Plot plot{.file = "timer_lateness.png",
-                              .title = "Timer lateness, cumulative (last repetition)",
-                              .xlabel = "lateness (us, bucket upper bound)",
+                              .title = "Timer lateness, cumulative (every call of every repetition)",
+                              .xlabel = "lateness (us)",
                               .ylabel = "fraction of calls",
                               .logx = true,
                               .logy = false,
                               .style = "steps",
                               .series = {}};
     for (const Variant& v : variants) {
-        std::vector<simsync::LatenessSummary> lateness;
+        std::vector<double> lateness;
         std::vector<double> cpu;
         std::uint64_t skipped = 0;
         for (const Run& r : v.runs) {
-            lateness.push_back(r.lateness);
+            lateness.insert(lateness.end(), r.lateness_us.begin(), r.lateness_us.end());
             cpu.push_back(100 * r.cpu_share);
             skipped += r.skipped;
         }
-        const simsync::bench::LatenessOverRuns l = simsync::bench::over_runs(lateness);
+        const simsync::bench::Distribution l = simsync::bench::distribution(lateness);
         // Each period's baseline comes before its timer row.
         if (v.baseline) {
-            base_p50 = l.p50_us;
-            base_p99 = l.p99_us;
+            base_p50 = l.p50;
+            base_p99 = l.p99;
         }
-        table.rows.push_back({v.name, format("%llu", static_cast<unsigned long long>(l.count)), format("%.1f", l.p50_us),
-                              format("%.1f", l.p99_us), format("%.1f", l.max_us),
+        table.rows.push_back({v.name, format("%zu", l.count), format("%.1f", l.p50),
+                              format("%.1f", l.p99), format("%.1f", l.max),
                               format("%.2f", simsync::bench::median(cpu)),
                               v.baseline ? std::string("-") : format("%llu", static_cast<unsigned long long>(skipped)),
-                              format("%.3g", l.p50_us / base_p50), format("%.3g", l.p99_us / base_p99)});
-        plot.series.push_back({v.name, simsync::bench::lateness_cdf(v.runs.back().lateness)});
+                              format("%.3g", l.p50 / base_p50), format("%.3g", l.p99 / base_p99)});
+        plot.series.push_back({v.name, simsync::bench::cumulative(std::move(lateness))});
     }
     report.tables.push_back(std::move(table));
     report.plots.push_back(std::move(plot));
@@ -170,6 +173,6 @@ int main(int argc, char** argv)
                            "period, like the clock publisher, whose benchmark measures that mechanism on a "
                            "paced handler.");
 
-    simsync::bench::publish(report, args->json_path);
+    simsync::bench::publish(report, cli.args().json_path);
     return 0;
 }

@@ -256,7 +256,7 @@ TEST_CASE("Lifecycle.Interrupt.BoostThreadLeavesItsRequest" * doctest::timeout(3
     CHECK(sensor.request_access(ms(5)).granted_time() == ms(5));
 }
 
-TEST_CASE("Lifecycle.Accessor.DestroyedWhileHoldingReleases" * doctest::timeout(30))
+TEST_CASE("Lifecycle.Accessor.DestroyedWhileHoldingKeepsTheHoldUntilReleased" * doctest::timeout(30))
 {
     CountingWorld world;
     SimSyncHandler handler(world, {.step = 1ms});
@@ -267,8 +267,11 @@ TEST_CASE("Lifecycle.Accessor.DestroyedWhileHoldingReleases" * doctest::timeout(
         auto a = handler.register_accessor("a", {.kind = AccessorKind::lockstep, .priority = 1});
         held = a.request_access(ms(0));
         REQUIRE(held);
-    } // a deregisters: its access no longer blocks anyone
-    CHECK(b.request_access(ms(3)));
-    held.release(); // a no-op now, and safe
+    } // a deregisters, but its Access still protects the world (accessor.hpp)
+    CHECK(held);
+    CHECK(b.try_request_access(ms(3)).error() == errc::would_block);
+    CHECK(world.steps() == 0);
+    held.release();
     CHECK_FALSE(held);
+    CHECK(b.request_access(ms(3)));
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <optional>
 #include <string>
 #include <thread>
@@ -154,6 +155,51 @@ TEST_CASE("TimeSource.Exactness.LongRun")
         CHECK(mismatches == 0);
         CHECK(ns(source.now()) == (1000 + kReads) * row.per_read_ns);
     }
+}
+
+TEST_CASE("TimeSource.Range.ScaledSourcesSaturateInsteadOfWrapping")
+{
+    // At the largest scale, 292 years of scaled time pass in about 2.56 h of wall
+    // time: the scaled sources must stop at the end of the range, never wrap to
+    // a negative time and run backwards (they skip the monotonic clamp).
+    constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+    struct Row {
+        const char* name;
+        std::chrono::nanoseconds advance;
+        bool saturated;
+    };
+    const Row rows[] = {
+        {"simulation", 2h, false},     // 7.2e18 ns: still in range
+        {"simulation", 3h, true},      // 1.08e19 ns: beyond
+        {"system", 150min, true},      // the UNIX time of start + 9.0e18: beyond
+        {"simulation", 10000h, true},  // far beyond
+    };
+    for (const Row& row : rows) {
+        CAPTURE(row.name);
+        CAPTURE(row.advance.count());
+        Fixture f(simsync::TimeScale::kMax);
+        auto source = simsync::make_time_source(row.name, f.context);
+        std::int64_t previous = ns(source->now());
+        bool backwards = false;
+        // In ten stretches, so every intermediate reading is checked too.
+        for (int i = 0; i < 10; ++i) {
+            f.clock.advance(row.advance / 10);
+            const std::int64_t reading = ns(source->now());
+            backwards = backwards || reading < previous;
+            previous = reading;
+        }
+        CHECK_FALSE(backwards);
+        CHECK(previous > 0);
+        CHECK((previous == kMax) == row.saturated);
+        if (!row.saturated) CHECK(previous == row.advance.count() * 1'000'000); // exact: scale 1e6
+    }
+    // The scale itself: saturated, then a change of scale, still saturated.
+    Fixture f(simsync::TimeScale::kMax);
+    f.clock.advance(3h);
+    CHECK(f.scale.scaled_elapsed() == simsync::SimDuration::max());
+    f.scale.set(1.0);
+    f.clock.advance(1s);
+    CHECK(f.scale.scaled_elapsed() == simsync::SimDuration::max());
 }
 
 TEST_CASE("TimeSource.Exactness.SimSteps")

@@ -63,8 +63,11 @@ struct AccessorOptions {
 /// belongs to the thread that requested it, though it may be released on another.
 ///
 /// While an Access converts to `true`, the handler does not step the world and,
-/// for an exclusive access, grants nobody else. Destroying it releases it, also
-/// during stack unwinding: an exception thrown inside an access releases it.
+/// for an exclusive access, grants nobody else. It stays held until it is
+/// released or destroyed, also if its Accessor is deregistered or destroyed
+/// meanwhile; only an operator's revoke ends it earlier, and then it converts
+/// to false and revoked() is true. Destroying it releases it, also during stack
+/// unwinding: an exception thrown inside an access releases it.
 /// An Access must not outlive the SimSyncHandler's world.
 ///
 /// @code
@@ -83,8 +86,9 @@ public:
     /// Releases the access (as `release()`), if still held.
     ~Access();
 
-    /// True while this object holds a granted access.
-    explicit operator bool() const noexcept { return slot_ != nullptr; }
+    /// True while this object holds a granted access that protects the world:
+    /// false if none was granted, after release, and after a revoke.
+    explicit operator bool() const noexcept;
     /// Why no access was granted (empty when one was granted, also after release).
     std::error_code error() const noexcept { return error_; }
 
@@ -98,7 +102,8 @@ public:
     /// Shared accesses held at once still have distinct, deterministic numbers.
     std::uint64_t sequence() const noexcept { return sequence_; }
 
-    /// The world. @throws simsync::Error (invalid_state) if no access is held.
+    /// The world. @throws simsync::Error (invalid_state) if no access is held,
+    ///         also after a revoke (the world is no longer protected).
     World& world() const;
     /// The world as its concrete type. @throws std::bad_cast if it is not a `T`.
     template <class T>
@@ -121,6 +126,7 @@ public:
 
     /// True if an operator revoked this accessor while the access was held: the
     /// world is then no longer protected for this thread. Stop touching it.
+    /// Stays true until the Access is released or destroyed.
     bool revoked() const noexcept;
 
 private:
@@ -150,8 +156,9 @@ private:
 /// thread. `set_kind`, `kind`, `name`, `registered` and `deregister` are safe
 /// from any thread; a deregister from another thread while the owner waits makes
 /// that request return `not_registered`.
-/// Destroying the Accessor deregisters it (releasing any access it still holds).
-/// It may outlive the SimSyncHandler: requests then return `stopped`.
+/// Destroying the Accessor deregisters it; an Access it was granted stays held
+/// until that Access is released or destroyed. It may outlive the
+/// SimSyncHandler: requests then return `stopped`.
 ///
 /// Requests at a time `t`:
 ///  - `t` is rounded to the step grid with the handler's Rounding policy;
@@ -188,7 +195,9 @@ public:
     void set_kind(AccessorKind kind);
     AccessorKind kind() const;
 
-    /// Deregisters now: a held access is released, a lockstep bound lifted.
+    /// Deregisters now: a waiting request returns `not_registered`, a lockstep
+    /// bound is lifted and the name is free again. A held access stays held
+    /// (and protected) until its Access is released or destroyed.
     void deregister() noexcept;
     /// False after deregister() or an operator's revoke.
     bool registered() const noexcept;

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,40 @@ enum class StepThread {
     host,
 };
 
+/// Something the handler, or an accessor built on it, reports without being
+/// asked, so that a stall or an accessor's silent end is never a mystery.
+struct Diagnostic {
+    enum class Kind {
+        /// Simulated time has not advanced for HandlerConfig::stall_timeout of
+        /// wall time while somebody waits for it (not paused by an operator).
+        stall,
+        /// Time advances again after a reported stall.
+        stall_over,
+        /// An accessor built on the handler (a timer, a pacer, a clock
+        /// publisher, ...) ended on its own because a request was refused.
+        accessor_ended,
+    };
+    Kind kind = Kind::stall;
+    /// The simulation time when it was reported.
+    SimTime at{};
+    /// stall: who time is waiting for, as Snapshot::waiting_for.
+    std::vector<std::string> waiting_for;
+    /// stall: wall time since time last advanced; stall_over: how long it stood.
+    WallClock::duration for_how_long{};
+    /// accessor_ended: the accessor's name.
+    std::string accessor;
+    /// accessor_ended: the refusal that ended it (time_passed, not_registered, ...).
+    std::error_code reason;
+    /// The whole report as one line, ready to print.
+    std::string message;
+};
+const char* to_string(Diagnostic::Kind kind) noexcept;
+
+/// Receives diagnostics. Called on the handler's watchdog thread for stalls and
+/// on the reporting thread otherwise; never with the handler's lock held, so it
+/// may call any member of the handler. Must not throw.
+using DiagnosticsCallback = std::function<void(const Diagnostic&)>;
+
 /// Configuration of a handler; fixed for its life.
 struct HandlerConfig {
     /// The physics step `dt`; the grid is `k * step`, k >= 0. Must be > 0.
@@ -39,6 +74,13 @@ struct HandlerConfig {
     /// Start paused (time does not advance until resume, step or run_until).
     bool start_paused = false;
     StepThread step_thread = StepThread::any;
+    /// Report a stall (Diagnostic::Kind::stall) when simulated time has not
+    /// advanced for this long of wall time while somebody waits for it. Zero
+    /// turns the watchdog (one thread of the handler's) off. Must be >= 0.
+    WallClock::duration stall_timeout = std::chrono::seconds(5);
+    /// Where diagnostics go. Empty: one line each on stderr. A function that
+    /// does nothing silences them.
+    DiagnosticsCallback diagnostics{};
 };
 
 enum class HandlerState { running, paused, stopped };
@@ -55,6 +97,9 @@ struct AccessorStatus {
     AccessorKind kind{};
     AccessMode mode{};
     int priority = 0;
+    /// False for an accessor deregistered (or destroyed) while its Access is
+    /// still held: it is listed, as `holding`, until that Access is released.
+    bool registered = true;
     Activity activity = Activity::idle;
     /// idle lockstep: its bound; waiting: the rounded requested time; holding:
     /// the granted time; idle free: the time of its last grant (or start).
@@ -106,7 +151,9 @@ struct Snapshot {
 /// Copy/move: neither. The world must outlive the handler.
 /// Thread safety: every member function is safe from any thread, at any time,
 /// including from inside an access (where operations that need the world to be
-/// stepped take effect after the access is released).
+/// stepped take effect after the access is released), except the two that wait
+/// for what an access held by the calling thread prevents: wait_until_paused and
+/// run() refuse with `invalid_state` on a thread that holds an access.
 /// Destruction stops the handler (waiters get `stopped`) and waits for the
 /// current holders to release, except an access held by the destroying thread.
 ///
@@ -130,9 +177,15 @@ public:
     ~SimSyncHandler();
 
     /// Registers an accessor. Names are unique among registered accessors.
+    /// The accessor takes part from the current time on: if a World::step is in
+    /// progress on another thread, registration waits for it (one step), so the
+    /// current time is one the world is at and now() right after the call is
+    /// that time (a lockstep accessor without a first request holds time there,
+    /// so it may ask for exactly now()). Called from inside World::step, the
+    /// current time is the end of that step.
     /// @throws simsync::Error: duplicate_name, or invalid_argument (empty name,
-    ///         negative lookahead, first_request before now); stopped handlers
-    ///         still register (requests then return `stopped`).
+    ///         negative lookahead, first_request before the current time);
+    ///         stopped handlers still register (requests then return `stopped`).
     Accessor register_accessor(std::string name, AccessorOptions options = {});
 
     /// The current simulated time. Lock-free; from any thread.
@@ -165,7 +218,8 @@ public:
 
     /// Host mode (StepThread::host): steps the world on the calling thread whenever
     /// a grant needs it, until stop(). In `any` mode it just waits for stop().
-    /// @throws simsync::Error (invalid_state) if called twice at once.
+    /// @throws simsync::Error (invalid_state) if called twice at once, or by a
+    ///         thread that holds an access (no step could happen while it does).
     void run();
 
     /// Blocks until the handler is paused with nobody holding an access and no
@@ -173,16 +227,25 @@ public:
     /// A lockstep accessor whose bound is the pause instant may still ask for it
     /// and be granted after this returns: the handler cannot know whether it will.
     /// @return true unless the deadline passed.
+    /// @throws simsync::Error (invalid_state) if the calling thread holds an
+    ///         access (the wait could never end).
     bool wait_until_paused(WallTime deadline);
 
     /// A consistent picture of every accessor and of who time is waiting for.
     Snapshot snapshot() const;
 
     /// Operator action on a stuck accessor: removes its registration. A waiting
-    /// request returns `not_registered`; a held access stops counting as held (the
-    /// thread behind it is no longer protected: see Access::revoked); a lockstep
-    /// bound is lifted. @return false if no accessor has that name.
+    /// request returns `not_registered`; a held access ends at once (the thread
+    /// behind it is no longer protected, and its Access says so: it converts to
+    /// false, world() throws, revoked() is true); a lockstep bound is lifted.
+    /// The only way an access ends before its Access is released.
+    /// @return false if no accessor has that name.
     bool revoke(const std::string& name);
+
+    /// Delivers `diagnostic` to HandlerConfig::diagnostics (or stderr), on the
+    /// calling thread. Accessors built on the handler report their end this way.
+    /// Any thread.
+    void report(const Diagnostic& diagnostic) const;
 
     /// The exception World::step threw, if the handler stopped because of one.
     std::exception_ptr failure() const;

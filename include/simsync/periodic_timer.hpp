@@ -47,9 +47,14 @@ struct PeriodicTimerConfig {
     bool wait_for_start = false;
     /// If set, a stop fired on TimerContext::signal calls this (on the firing
     /// thread) instead of stopping the timer. stop() still stops it.
-    std::function<void()> on_stop_signal;
+    std::function<void()> on_stop_signal{};
     /// Simulated time: the accessor's priority at one instant (see AccessorOptions).
     int priority = 0;
+    /// Simulated time: called once, on the thread running the timer, when the
+    /// timer ends on its own because its request was refused (the reason, as
+    /// error() then says); the handler's diagnostics get an accessor_ended report
+    /// too. Not called after stop() or a stop signal.
+    std::function<void(std::error_code)> on_end{};
 };
 
 /// What a PeriodicTimer runs against besides its config. Everything is borrowed.

@@ -25,9 +25,12 @@ public:
     static PeriodicSchedule from_rate(std::int64_t hz_num, std::int64_t hz_den = 1,
                                       SimDuration offset = SimDuration::zero());
 
-    /// The n-th instant (n >= 0).
+    /// The n-th instant (n >= 0; a negative n is read as 0). An instant beyond
+    /// SimTime's range is kSimTimeMax ("never"), never a wrapped value.
     SimTime at(std::int64_t n) const noexcept;
-    /// The smallest n whose instant is at or after `t`.
+    /// The smallest n whose instant is at or after `t`. For a `t` beyond the
+    /// last representable instant that n's instant is kSimTimeMax; the result
+    /// itself saturates at the largest std::int64_t.
     std::int64_t first_index_at_or_after(SimTime t) const noexcept;
     SimDuration offset() const noexcept { return offset_; }
     /// The period, rounded down to whole nanoseconds (for display).

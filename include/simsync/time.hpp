@@ -30,8 +30,16 @@ using SimTime = SimClock::time_point;
 /// The start of every simulation.
 inline constexpr SimTime kSimStart{};
 
-/// A time later than any a simulation will reach (about 292 years).
+/// "Never": later than any instant a simulation reaches (the largest SimTime,
+/// about 292 years). It is a sentinel, not a grid point: it rounds to itself; a
+/// request for it is never granted (it returns on stop, timeout, cancellation or
+/// deregistration); a lockstep bound at it (a release naming it, a saturated
+/// `lookahead`, a `first_request` of it) holds time nowhere; `run_until` of it
+/// sets no pause point.
 inline constexpr SimTime kSimTimeMax{SimDuration{std::numeric_limits<std::int64_t>::max()}};
+/// "Before everything": the smallest SimTime. Also a sentinel that rounds to
+/// itself; every request for it is refused with `time_passed`.
+inline constexpr SimTime kSimTimeMin{SimDuration{std::numeric_limits<std::int64_t>::min()}};
 
 /// Wall-clock types used where a caller waits (deadlines of timed requests,
 /// "since when" in diagnostics). Kept apart from SimTime by type.
@@ -58,8 +66,17 @@ enum class Rounding {
 /// zero; a handler refuses a rounded time that lies before its current time).
 /// Example, dt = 1 ms: 33.333 ms -> 33 ms (nearest), 66.667 ms -> 67 ms,
 /// 0.5 ms -> 1 ms (tie goes up), -0.5 ms -> 0 ms, -0.6 ms -> -1 ms.
+///
+/// The grid saturates at the ends of SimTime's range instead of overflowing:
+/// kSimTimeMax and kSimTimeMin round to themselves; a time whose grid point
+/// (under `policy`) lies beyond the last representable grid point rounds to
+/// kSimTimeMax ("never"), below the first one to kSimTimeMin.
 /// @throws simsync::Error (errc::invalid_argument) if `dt <= 0`.
 SimTime round_to_grid(SimTime t, SimDuration dt, Rounding policy = Rounding::nearest);
+
+/// `t + d`, saturating at kSimTimeMax and kSimTimeMin instead of overflowing;
+/// kSimTimeMax ("never") plus anything stays kSimTimeMax.
+SimTime saturating_add(SimTime t, SimDuration d) noexcept;
 
 /// Parses "nearest", "up" or "down". @throws simsync::Error on anything else.
 Rounding parse_rounding(const std::string& name);

@@ -43,6 +43,8 @@ public:
     /// section as the scale, and `set` reads it inside its write section, so
     /// every reading is ordered before or after each change (a reading cannot
     /// combine an instant after a change with the scale before it).
+    /// Saturates at SimDuration::max() (about 292 years of scaled time: after
+    /// about 2.5 h of wall time at the largest scale) and stays there.
     SimDuration scaled_elapsed() const noexcept;
     /// Scaled wall time since construction at wall time `at` (>= the last change).
     /// Unlike `scaled_elapsed`, not ordered against a concurrent `set`.

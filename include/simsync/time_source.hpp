@@ -142,8 +142,9 @@ private:
 /// nanoseconds: 1 s of wall time at scale 0.5 is 500000000 ns.
 ///
 /// Both read the monotonic wall clock through the TimeScale, so stepping the
-/// system clock after the start does not move them. The TimeScale (and its wall
-/// clock) must outlive the source.
+/// system clock after the start does not move them. At the end of the range
+/// they saturate at the largest SourceTime and stay there (never wrap). The
+/// TimeScale (and its wall clock) must outlive the source.
 /// Copy/move: neither. Thread safety: distinct objects: safe. Shared objects:
 /// `now()` is safe from any thread; lock-free when the TimeScale's wall clock is
 /// (the RealWallClock is).

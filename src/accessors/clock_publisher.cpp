@@ -243,12 +243,21 @@ void ClockPublisher::Impl::run()
             paused_deadline += wall_period;
             const WallTime now = WallClock::now();
             if (paused_deadline <= now) paused_deadline = now + wall_period; // fell behind: no burst
-        } else if (error == errc::time_passed) {
-            // Only possible for the first request (registered while a step was in
-            // flight); later ticks are held by our own bound.
-            n = first_tick_at_or_after(handler.now());
         } else {
-            break; // stopped, world_failed, not_registered (our stop)
+            // stopped, world_failed, or not_registered (our stop, or an operator's
+            // revoke). time_passed cannot happen: registration holds time at the
+            // instant handler.now() reads, and every release names the next tick.
+            if (error != errc::stopped && !stop_requested.load(std::memory_order_acquire)) {
+                Diagnostic d;
+                d.kind = Diagnostic::Kind::accessor_ended;
+                d.at = handler.now();
+                d.accessor = accessor.name();
+                d.reason = error;
+                d.message = "simsync: clock publisher '" + d.accessor + "' ended at " + format_seconds(d.at) +
+                            " s: its request was refused (" + error.message() + ")";
+                handler.report(d);
+            }
+            break;
         }
     }
     // Whatever ended the loop, stop holding simulated time.

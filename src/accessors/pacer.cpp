@@ -476,14 +476,20 @@ void RealTimePacer::Impl::loop()
         if (stop_requested()) return;
         Access access = accessor.request_access(next);
         if (!access) {
-            if (access.error() == make_error_code(errc::time_passed)) {
-                // Only possible if time moved past our bound (an operator revoked
-                // and re-registered us, say): start again from the present.
-                next = handler.now();
-                schedule.unanchor();
-                continue;
+            // stopped, world_failed, or not_registered (revoked). time_passed
+            // cannot happen: we hold time at every instant we ask for next.
+            const std::error_code error = access.error();
+            if (error != errc::stopped && !stop_requested()) {
+                Diagnostic d;
+                d.kind = Diagnostic::Kind::accessor_ended;
+                d.at = handler.now();
+                d.accessor = accessor.name();
+                d.reason = error;
+                d.message = "simsync: pacer '" + d.accessor + "' ended at " + format_seconds(d.at) +
+                            " s: its request was refused (" + error.message() + "); time runs unpaced";
+                handler.report(d);
             }
-            return; // stopped, not_registered, world_failed
+            return;
         }
         const SimTime t = access.granted_time();
         const PacingDecision d = schedule.on_grant(input(t));
@@ -558,7 +564,8 @@ RealTimePacer::RealTimePacer(SimSyncHandler& handler, const TimeScale& scale, Pa
     Impl& impl = *impl_;
     impl.accessor = handler.register_accessor(
         impl.config.name, {.kind = AccessorKind::lockstep, .mode = impl.config.mode, .priority = impl.config.priority});
-    // Registration holds time where it is, so this is the instant we hold.
+    // Registration holds time at the current time, which now() reads once it
+    // returns (it waits for a step in flight): the instant we hold.
     impl.first_request = handler.now();
     impl.started = impl.clock.steady_now();
     impl.thread = boost::thread([&impl] { impl.run(); });

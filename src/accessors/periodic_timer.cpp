@@ -254,14 +254,30 @@ struct PeriodicTimer::Impl : std::enable_shared_from_this<PeriodicTimer::Impl> {
         }
     }
 
+    // A timer that ends on its own says so: to its owner (on_end) and to the
+    // handler's diagnostics, so nobody has to poll error() to notice.
+    void announce_end(SimSyncHandler& handler, std::error_code reason)
+    {
+        Diagnostic d;
+        d.kind = Diagnostic::Kind::accessor_ended;
+        d.at = handler.now();
+        d.accessor = config.name;
+        d.reason = reason;
+        d.message = "simsync: timer '" + config.name + "' ended at " + format_seconds(d.at) +
+                    " s: its request was refused (" + reason.message() + ")";
+        handler.report(d);
+        if (config.on_end) config.on_end(reason);
+    }
+
     void run_simulated(const TimerCallback& callback)
     {
         SimSyncHandler& handler = *context.handler;
         AccessorOptions options;
         options.kind = AccessorKind::lockstep;
         options.priority = config.priority;
-        // Registered without a first request: it holds time where it is now, so
-        // `now` read below is still current when the first request is made.
+        // Registered without a first request: it holds time at the current time,
+        // which is handler.now() once registration returns (it waits for a step
+        // in flight), so the first instant computed from now() is never passed.
         Accessor accessor = handler.register_accessor(config.name, options);
         if (!wait_for_start()) return;
 
@@ -280,11 +296,12 @@ struct PeriodicTimer::Impl : std::enable_shared_from_this<PeriodicTimer::Impl> {
                 std::lock_guard<std::mutex> guard(mutex);
                 requesting = false;
                 if (stop_requested) return; // also covers an access revoked by stop()
-                if (!access) {
-                    error = access.error();
-                    return;
-                }
-                ++calls;
+                if (!access) error = access.error();
+                else ++calls;
+            }
+            if (!access) {
+                announce_end(handler, access.error());
+                return;
             }
             TimerTick tick;
             tick.index = index;

@@ -2,6 +2,7 @@
 #include <simsync/time_scale.hpp>
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace simsync {
@@ -20,10 +21,15 @@ std::int64_t to_ppb(double scale)
     return std::llround(scale * 1e9);
 }
 
-std::int64_t scale_ns(std::int64_t wall_ns, std::int64_t ppb) noexcept
+// Scaled time reached `wall_ns` after a segment that started at `scaled_start`:
+// the 128-bit product is exact; the sum saturates at the largest std::int64_t
+// (at scale 1e6 that is reached after about 2.5 h of wall time), so scaled time
+// stops there instead of wrapping to a negative value and running backwards.
+std::int64_t scaled_at(std::int64_t scaled_start, std::int64_t wall_ns, std::int64_t ppb) noexcept
 {
-    // 128-bit product: exact for any wall span a process will see.
-    return static_cast<std::int64_t>(static_cast<Int128>(wall_ns) * ppb / 1'000'000'000);
+    const Int128 t = static_cast<Int128>(scaled_start) + static_cast<Int128>(wall_ns > 0 ? wall_ns : 0) * ppb / 1'000'000'000;
+    return t >= std::numeric_limits<std::int64_t>::max() ? std::numeric_limits<std::int64_t>::max()
+                                                          : static_cast<std::int64_t>(t);
 }
 
 std::int64_t ns_of(WallTime t) noexcept { return t.time_since_epoch().count(); }
@@ -62,7 +68,7 @@ void TimeScale::set(double scale)
     const Segment old{wall_start_ns_.load(std::memory_order_relaxed), scaled_start_ns_.load(std::memory_order_relaxed),
                       ppb_.load(std::memory_order_relaxed), generation_.load(std::memory_order_relaxed)};
     const std::int64_t since = now - old.wall_start_ns;
-    const std::int64_t reached = old.scaled_start_ns + scale_ns(since > 0 ? since : 0, old.ppb);
+    const std::int64_t reached = scaled_at(old.scaled_start_ns, since, old.ppb);
     wall_start_ns_.store(now, std::memory_order_release);
     scaled_start_ns_.store(reached, std::memory_order_release);
     ppb_.store(ppb, std::memory_order_release);
@@ -83,16 +89,14 @@ SimDuration TimeScale::scaled_elapsed() const noexcept
         const std::int64_t scaled_start = scaled_start_ns_.load(std::memory_order_acquire);
         const std::int64_t ppb = ppb_.load(std::memory_order_acquire);
         if (seq_.load(std::memory_order_acquire) != before) continue;
-        const std::int64_t since = at - wall_start;
-        return SimDuration{scaled_start + scale_ns(since > 0 ? since : 0, ppb)};
+        return SimDuration{scaled_at(scaled_start, at - wall_start, ppb)};
     }
 }
 
 SimDuration TimeScale::scaled_elapsed_at(WallTime at) const noexcept
 {
     const Segment s = read();
-    const std::int64_t since = ns_of(at) - s.wall_start_ns;
-    return SimDuration{s.scaled_start_ns + scale_ns(since > 0 ? since : 0, s.ppb)};
+    return SimDuration{scaled_at(s.scaled_start_ns, ns_of(at) - s.wall_start_ns, s.ppb)};
 }
 
 } // namespace simsync

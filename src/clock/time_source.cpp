@@ -79,7 +79,13 @@ ScaledWallTimeSource::ScaledWallTimeSource(const TimeScale& scale, Origin origin
 
 SourceTime ScaledWallTimeSource::read() const noexcept
 {
-    return start_ + SourceClock::duration{(scale_.scaled_elapsed() - scaled_start_).count()};
+    // Saturates at the largest SourceTime (the scaled time itself saturates):
+    // a `system` source at scale 1e6 would otherwise wrap after about 2 h.
+    std::int64_t t = 0;
+    if (__builtin_add_overflow(ns_of(start_), (scale_.scaled_elapsed() - scaled_start_).count(), &t)) {
+        return from_ns(std::numeric_limits<std::int64_t>::max());
+    }
+    return from_ns(t);
 }
 
 SourceTime RosTimeSource::read() const noexcept

@@ -34,11 +34,17 @@ void Access::reset() noexcept
     world_ = nullptr;
 }
 
+Access::operator bool() const noexcept { return slot_ && !slot_->revoked.load(std::memory_order_acquire); }
+
 World& Access::world() const
 {
     if (!slot_) {
         throw Error(errc::invalid_state,
                     "Access::world() called without a held access (error: " + error_.message() + ")");
+    }
+    if (slot_->revoked.load(std::memory_order_acquire)) {
+        throw Error(errc::invalid_state, "Access::world() called after an operator revoked accessor '" +
+                                             slot_->name + "': the world is no longer protected");
     }
     return *world_;
 }
@@ -149,6 +155,7 @@ bool SimSyncHandler::wait_until_paused(WallTime deadline) { return core_->wait_u
 Snapshot SimSyncHandler::snapshot() const { return core_->snapshot(); }
 bool SimSyncHandler::revoke(const std::string& name) { return core_->revoke(name); }
 std::exception_ptr SimSyncHandler::failure() const { return core_->failure(); }
+void SimSyncHandler::report(const Diagnostic& diagnostic) const { core_->report(diagnostic); }
 
 // ------------------------------------------------------------------- to_string
 
@@ -168,6 +175,16 @@ const char* to_string(HandlerState state) noexcept
     case HandlerState::running: return "running";
     case HandlerState::paused: return "paused";
     case HandlerState::stopped: return "stopped";
+    }
+    return "?";
+}
+
+const char* to_string(Diagnostic::Kind kind) noexcept
+{
+    switch (kind) {
+    case Diagnostic::Kind::stall: return "stall";
+    case Diagnostic::Kind::stall_over: return "stall_over";
+    case Diagnostic::Kind::accessor_ended: return "accessor_ended";
     }
     return "?";
 }

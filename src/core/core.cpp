@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdio>
 #include <sstream>
 
 namespace simsync::detail {
@@ -18,13 +19,23 @@ Core::Core(World& world, HandlerConfig config) : world_(world), config_(config)
         throw Error(errc::invalid_argument,
                     "HandlerConfig.step must be > 0, got " + std::to_string(config_.step.count()) + " ns");
     }
+    if (config_.stall_timeout < WallClock::duration::zero()) {
+        throw Error(errc::invalid_argument,
+                    "HandlerConfig.stall_timeout must be >= 0, got " +
+                        format_seconds(std::chrono::duration_cast<SimDuration>(config_.stall_timeout)) + " s");
+    }
     if (config_.start_paused) {
         limit_ = now_;
+    }
+    if (config_.stall_timeout > WallClock::duration::zero()) {
+        watchdog_ = std::thread([this] { watchdog_loop(); });
     }
 }
 
 Core::~Core()
 {
+    stop_watchdog();
+    if (watchdog_.joinable()) watchdog_.detach(); // destroyed by its own diagnostics callback
     // Slots may outlive the core's sets; unlink them so their safe-mode hooks
     // do not assert on destruction.
     pending_.clear();
@@ -46,19 +57,23 @@ Accessor Core::register_accessor(std::string name, const AccessorOptions& option
     }
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
+    settle(lock);
     if (by_name_.count(name) != 0) {
         throw Error(errc::duplicate_name, "an accessor named '" + name + "' is already registered");
     }
-    SimTime bound = effective_now();
+    // Only World::step's own thread can still see a step in flight here: the
+    // current time is then the end of that step.
+    const SimTime current = effective_now();
+    SimTime bound = current;
     if (options.first_request != SimTime::min()) {
         const SimTime first = round(options.first_request);
-        if (first < now_) {
+        if (first < current) {
             throw Error(errc::invalid_argument,
                         "AccessorOptions.first_request of '" + name + "' is " +
                             describe(options.first_request) + ", before the current time " +
-                            describe(now_));
+                            describe(current));
         }
-        bound = std::max(first, bound);
+        bound = first;
     }
     auto slot = std::make_shared<Slot>(name, options, next_order_++);
     slot->last_time = now_;
@@ -72,9 +87,31 @@ Accessor Core::register_accessor(std::string name, const AccessorOptions& option
 void Core::add_bound(Slot& s, SimTime bound)
 {
     assert(bound >= now_);
-    s.bound_key = Key{bound.time_since_epoch().count(), s.round_at(bound), s.options.priority, s.order};
     s.last_time = bound;
+    if (bound == kSimTimeMax) return; // "never": holds time nowhere
+    s.bound_key = Key{bound.time_since_epoch().count(), s.round_at(bound), s.options.priority, s.order};
     bounds_.insert(s);
+}
+
+void Core::settle(Lock& lock)
+{
+    if (!step_in_flight_ || stepper_ == std::this_thread::get_id()) return;
+    ++registrations_waiting_;
+    ++state_waiters_;
+    state_cv_.wait(lock, [&] { return !step_in_flight_; });
+    --state_waiters_;
+    --registrations_waiting_;
+    // The stepper may be waiting for us to finish; the unlock that ends this
+    // call notifies it (flush_and_unlock).
+}
+
+bool Core::caller_holds() const
+{
+    const auto me = std::this_thread::get_id();
+    for (const Slot& s : held_) {
+        if (s.holder_thread == me) return true;
+    }
+    return false;
 }
 
 void Core::remove_from_sets(Slot& s)
@@ -94,6 +131,7 @@ void Core::set_kind(Slot& s, AccessorKind kind)
 {
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
+    settle(lock); // becoming lockstep holds time at the current time: one the world is at
     if (s.kind == kind || !s.registered.load() || stopped_) {
         s.kind = kind;
         return;
@@ -136,26 +174,37 @@ bool Core::revoke(const std::string& name)
 // itself unregistered; a held access stops counting.
 void Core::detach(Slot& s, bool revoked)
 {
-    if (revoked) s.revoked.store(true);
     s.registered.store(false);
+    by_name_.erase(s.name);
+    remove_from_sets(s); // a holder can no longer ask again: out of holders_ too
     if (s.activity == Activity::holding) {
-        if (s.options.mode == AccessMode::exclusive) {
-            exclusive_held_ = false;
-        } else {
-            --shared_holders_;
-        }
-        notify_state();
+        // Deregistering keeps the hold until the Access is released: only an
+        // operator's revoke takes the world away from a thread.
+        if (!revoked) return;
+        s.revoked.store(true);
+        end_hold(s);
     }
     if (s.activity == Activity::waiting && s.step_duty) {
         // It was asked to step but has not started: hand the duty back.
         s.step_duty = false;
         stepping_ = false;
     }
-    remove_from_sets(s);
     s.activity = Activity::idle;
     s.since = WallClock::now();
     wake(s);
-    by_name_.erase(s.name);
+}
+
+void Core::end_hold(Slot& s)
+{
+    if (s.holder_hook.is_linked()) holders_.erase(holders_.iterator_to(s));
+    if (s.held_hook.is_linked()) held_.erase(held_.iterator_to(s));
+    if (s.options.mode == AccessMode::exclusive) {
+        exclusive_held_ = false;
+    } else {
+        --shared_holders_;
+    }
+    s.activity = Activity::idle;
+    s.since = WallClock::now();
 }
 
 // --------------------------------------------------------------------- request
@@ -186,6 +235,7 @@ Access Core::request(const std::shared_ptr<Slot>& slot, SimTime t, WallTime dead
     s.pending_key = Key{at.time_since_epoch().count(), s.round_at(at), s.options.priority, s.order};
     pending_.insert(s);
     s.waiter.reset();
+    arm_watchdog();
     advance(lock, &s);
 
     for (;;) {
@@ -223,7 +273,7 @@ Access Core::request(const std::shared_ptr<Slot>& slot, SimTime t, WallTime dead
             if (s.granted) {
                 // Granted just before the interruption: give it back.
                 release(s, s.hold_sequence, std::nullopt, lock);
-            } else if (s.registered.load()) {
+            } else if (s.registered.load() && s.activity == Activity::waiting) {
                 if (s.step_duty) {
                     s.step_duty = false;
                     stepping_ = false;
@@ -268,23 +318,15 @@ void Core::release(Slot& s, std::uint64_t sequence, std::optional<SimTime> next)
 
 void Core::release(Slot& s, std::uint64_t sequence, std::optional<SimTime> next, Lock& lock)
 {
-    if (!s.registered.load() || s.activity != Activity::holding || s.hold_sequence != sequence) {
-        return; // revoked, deregistered or already released
+    if (s.activity != Activity::holding || s.hold_sequence != sequence) {
+        return; // revoked or already released
     }
-    if (s.holder_hook.is_linked()) holders_.erase(holders_.iterator_to(s));
-    if (s.options.mode == AccessMode::exclusive) {
-        exclusive_held_ = false;
-    } else {
-        --shared_holders_;
-    }
-    s.activity = Activity::idle;
-    s.since = WallClock::now();
-    if (s.kind == AccessorKind::lockstep && !stopped_) {
-        const SimTime bound = next ? round(*next) : round(now_ + s.options.lookahead);
+    end_hold(s);
+    if (s.kind == AccessorKind::lockstep && !stopped_ && s.registered.load()) {
+        const SimTime bound = next ? round(*next) : round(saturating_add(now_, s.options.lookahead));
         add_bound(s, std::max(bound, now_));
     }
     advance(lock, nullptr);
-    notify_state();
 }
 
 // ------------------------------------------------------------------- wake-ups
@@ -303,9 +345,11 @@ void Core::flush_and_unlock(Lock& lock)
     // grants allocate nothing.
     thread_local std::vector<std::shared_ptr<Slot>> batch;
     batch.swap(wakes_);
+    const bool notify_state = state_waiters_ > 0;
     lock.unlock();
     for (const auto& slot : batch) slot->waiter.notify();
     batch.clear();
+    if (notify_state) state_cv_.notify_all();
 }
 
 // ------------------------------------------------------------ the grant engine
@@ -344,8 +388,9 @@ std::optional<SimTime> Core::step_goal() const
     if (stopped_ || has_holders() || step_in_flight_) return std::nullopt;
     std::optional<SimTime> goal;
     if (!pending_.empty()) {
-        goal = SimTime{SimDuration{pending_.begin()->pending_key.time_ns}};
-        if (*goal == now_) return std::nullopt; // grant here first (or wait for who is ahead)
+        const SimTime earliest{SimDuration{pending_.begin()->pending_key.time_ns}};
+        if (earliest == now_) return std::nullopt; // grant here first (or wait for who is ahead)
+        if (earliest != kSimTimeMax) goal = earliest; // a request for "never" is no goal
     }
     if (target_) goal = goal ? std::min(*goal, *target_) : *target_;
     if (!goal) return std::nullopt;
@@ -363,6 +408,16 @@ std::optional<SimTime> Core::step_goal() const
 void Core::run_steps(Lock& lock)
 {
     while (step_goal()) {
+        if (registrations_waiting_ > 0) {
+            // A registration waits for the step that just ended: let it in
+            // before the next one (see settle).
+            flush_and_unlock(lock);
+            lock.lock();
+            ++state_waiters_;
+            state_cv_.wait(lock, [&] { return registrations_waiting_ == 0 || stopped_; });
+            --state_waiters_;
+            continue;
+        }
         step_in_flight_ = true;
         stepper_ = std::this_thread::get_id();
         flush_and_unlock(lock);
@@ -377,17 +432,16 @@ void Core::run_steps(Lock& lock)
             return;
         }
         lock.lock();
-        step_in_flight_ = false;
-        notify_state(); // pause() may be waiting for this step
+        step_in_flight_ = false; // pause() and registrations wait for this: see flush_and_unlock
         now_ += config_.step;
         now_ns_.store(now_.time_since_epoch().count(), std::memory_order_release);
         steps_.fetch_add(1, std::memory_order_acq_rel);
         last_progress_ = WallClock::now();
+        if (stall_reported_) watchdog_cv_.notify_one();
         if (target_ && now_ >= *target_) target_.reset();
     }
     stepping_ = false;
     grant_at_now();
-    notify_state();
 }
 
 void Core::grant_at_now()
@@ -427,8 +481,11 @@ void Core::grant(Slot& s)
         holders_.insert(s);
     }
     s.activity = Activity::holding;
+    s.holder_thread = s.thread;
+    held_.push_back(s);
     s.since = WallClock::now();
     last_progress_ = s.since;
+    if (stall_reported_) watchdog_cv_.notify_one();
     s.granted = true;
     s.hold_sequence = grant_sequence_++;
     ++s.grants;
@@ -456,7 +513,6 @@ void Core::pause()
     run_generation_.fetch_add(1, std::memory_order_acq_rel);
     limit_ = effective_now();
     target_.reset();
-    notify_state();
     // Return with time stopped: a step in flight completes first (one World::step),
     // so whoever asks next sees "paused" and a time that no longer moves. Not if
     // the step in flight is this very thread's (pause called from World::step).
@@ -472,8 +528,10 @@ void Core::resume()
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
     run_generation_.fetch_add(1, std::memory_order_acq_rel);
+    last_progress_ = WallClock::now(); // the stall watchdog counts from the operator's action
     limit_ = kSimTimeMax;
     target_.reset();
+    arm_watchdog();
     advance(lock, nullptr);
 }
 
@@ -482,12 +540,14 @@ void Core::step(std::uint64_t n)
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
     run_generation_.fetch_add(1, std::memory_order_acq_rel);
+    last_progress_ = WallClock::now(); // the stall watchdog counts from the operator's action
     const SimTime base = limit_ == kSimTimeMax ? effective_now() : std::max(limit_, effective_now());
     const auto room = static_cast<std::uint64_t>((kSimTimeMax - base) / config_.step);
     limit_ = base + static_cast<std::int64_t>(std::min(n, room)) * config_.step; // saturate, never overflow
     target_ = limit_;
+    if (limit_ == kSimTimeMax) target_.reset();
+    arm_watchdog();
     advance(lock, nullptr);
-    notify_state();
 }
 
 void Core::run_until(SimTime t)
@@ -495,11 +555,13 @@ void Core::run_until(SimTime t)
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
     run_generation_.fetch_add(1, std::memory_order_acq_rel);
+    last_progress_ = WallClock::now(); // the stall watchdog counts from the operator's action
     const SimTime at = round_to_grid(t, config_.step, Rounding::down);
     limit_ = std::max(at, effective_now());
     target_ = limit_;
+    if (limit_ == kSimTimeMax) target_.reset(); // "never": no pause point, no reason to advance
+    arm_watchdog();
     advance(lock, nullptr);
-    notify_state();
 }
 
 void Core::stop()
@@ -521,6 +583,7 @@ void Core::stop_locked()
     bounds_.clear();
     host_waiter_.notify();
     state_cv_.notify_all();
+    watchdog_cv_.notify_one();
 }
 
 void Core::run()
@@ -528,6 +591,11 @@ void Core::run()
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
     if (host_running_) throw Error(errc::invalid_state, "SimSyncHandler::run() is already running");
+    if (caller_holds()) {
+        throw Error(errc::invalid_state,
+                    "SimSyncHandler::run() called by a thread that holds an access: no step could happen until "
+                    "it is released, so run() would never step");
+    }
     host_running_ = true;
     struct Done {
         Core& core;
@@ -555,6 +623,11 @@ void Core::run()
 bool Core::wait_until_paused(WallTime deadline)
 {
     Lock lock(mutex_);
+    if (caller_holds()) {
+        throw Error(errc::invalid_state,
+                    "SimSyncHandler::wait_until_paused() called by a thread that holds an access: the handler "
+                    "is not quiet until that access is released, so the wait could never end");
+    }
     ++state_waiters_;
     auto quiet = [&] {
         return stopped_ || (state_locked() == HandlerState::paused && !has_holders() && !stepping_);
@@ -577,8 +650,20 @@ bool Core::wait_until_paused(WallTime deadline)
     return ok;
 }
 
+void Core::stop_watchdog()
+{
+    if (!watchdog_.joinable() || watchdog_.get_id() == std::this_thread::get_id()) return;
+    {
+        Lock lock(mutex_);
+        watchdog_exit_ = true;
+    }
+    watchdog_cv_.notify_one();
+    watchdog_.join();
+}
+
 void Core::shutdown()
 {
+    stop_watchdog();
     Lock lock(mutex_);
     stop_locked();
     flush_and_unlock(lock); // the stopped waiters must hear of it before we wait
@@ -587,8 +672,8 @@ void Core::shutdown()
     const auto me = std::this_thread::get_id();
     auto others_active = [&] {
         if (step_in_flight_) return true;
-        for (const auto& [name, slot] : by_name_) {
-            if (slot->activity == Activity::holding && slot->thread != me) return true;
+        for (const Slot& s : held_) {
+            if (s.holder_thread != me) return true;
         }
         return false;
     };
@@ -618,6 +703,9 @@ Snapshot Core::snapshot() const
     std::vector<const Slot*> slots;
     slots.reserve(by_name_.size());
     for (const auto& [name, slot] : by_name_) slots.push_back(slot.get());
+    for (const Slot& s : held_) {
+        if (!s.registered.load()) slots.push_back(&s); // deregistered, Access still held
+    }
     std::sort(slots.begin(), slots.end(), [](const Slot* a, const Slot* b) { return a->order < b->order; });
     for (const Slot* s : slots) {
         AccessorStatus st;
@@ -625,6 +713,7 @@ Snapshot Core::snapshot() const
         st.kind = s->kind;
         st.mode = s->options.mode;
         st.priority = s->options.priority;
+        st.registered = s->registered.load();
         st.activity = s->activity == Activity::idle      ? AccessorStatus::Activity::idle
                       : s->activity == Activity::waiting ? AccessorStatus::Activity::waiting
                                                          : AccessorStatus::Activity::holding;
@@ -633,29 +722,128 @@ Snapshot Core::snapshot() const
         st.grants = s->grants;
         snap.accessors.push_back(std::move(st));
     }
-
-    // Who is time waiting for? Only meaningful if somebody wants time to move.
-    const bool wanted = !pending_.empty() || target_.has_value();
-    if (!stopped_ && wanted && !stepping_) {
-        const bool at_now = !pending_.empty() && pending_.begin()->pending_key.time_ns == now_.time_since_epoch().count();
-        if (has_holders()) {
-            for (const Slot* s : slots) {
-                if (s->activity == Activity::holding) snap.waiting_for.push_back(s->name);
-            }
-        } else if (at_now) {
-            // Blocked at this instant by a lockstep accessor ahead in order.
-            if (!bounds_.empty() && bounds_.begin()->bound_key < pending_.begin()->pending_key) {
-                snap.waiting_for.push_back(bounds_.begin()->name);
-            }
-        } else if (state_locked() != HandlerState::paused && !bounds_.empty()) {
-            const auto lowest = bounds_.begin()->bound_key.time_ns;
-            for (auto it = bounds_.begin(); it != bounds_.end() && it->bound_key.time_ns == lowest; ++it) {
-                snap.waiting_for.push_back(it->name);
-            }
-        }
-        if (!snap.waiting_for.empty()) snap.waiting_for_how_long = wall_now - last_progress_;
-    }
+    snap.waiting_for = waiting_for_locked();
+    if (!snap.waiting_for.empty()) snap.waiting_for_how_long = wall_now - last_progress_;
     return snap;
+}
+
+// Who is time waiting for? Only meaningful if somebody wants time to move.
+std::vector<std::string> Core::waiting_for_locked() const
+{
+    std::vector<std::string> names;
+    const bool wanted = !pending_.empty() || target_.has_value();
+    if (stopped_ || !wanted || stepping_) return names;
+    const bool at_now =
+        !pending_.empty() && pending_.begin()->pending_key.time_ns == now_.time_since_epoch().count();
+    if (has_holders()) {
+        std::vector<const Slot*> holders;
+        for (const Slot& s : held_) holders.push_back(&s);
+        std::sort(holders.begin(), holders.end(), [](const Slot* a, const Slot* b) { return a->order < b->order; });
+        for (const Slot* s : holders) names.push_back(s->name);
+    } else if (at_now) {
+        // Blocked at this instant by a lockstep accessor ahead in order.
+        if (!bounds_.empty() && bounds_.begin()->bound_key < pending_.begin()->pending_key) {
+            names.push_back(bounds_.begin()->name);
+        }
+    } else if (state_locked() != HandlerState::paused && !bounds_.empty()) {
+        const auto lowest = bounds_.begin()->bound_key.time_ns;
+        for (auto it = bounds_.begin(); it != bounds_.end() && it->bound_key.time_ns == lowest; ++it) {
+            names.push_back(it->name);
+        }
+    }
+    return names;
+}
+
+// ------------------------------------------------------------------ watchdog
+
+namespace {
+
+std::string seconds_text(WallClock::duration d)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f s", std::chrono::duration<double>(d).count());
+    return buf;
+}
+
+std::string join(const std::vector<std::string>& names)
+{
+    std::string out;
+    for (const auto& n : names) out += (out.empty() ? "'" : ", '") + n + "'";
+    return out;
+}
+
+} // namespace
+
+// Sleeps without a deadline while nobody waits for time (or the simulation is
+// paused by an operator, when waiting is expected); otherwise wakes when time
+// would have stood still for stall_timeout, and reports if it did. After a
+// report it sleeps until time moves (run_steps notifies) and reports that too.
+void Core::watchdog_loop()
+{
+    Lock lock(mutex_);
+    for (;;) {
+        if (watchdog_exit_) return;
+        if (stall_reported_ && last_progress_ > stall_started_) {
+            Diagnostic d;
+            d.kind = Diagnostic::Kind::stall_over;
+            d.at = now_;
+            d.for_how_long = last_progress_ - stall_started_;
+            d.message = "simsync: the simulation makes progress again at " + describe(now_) +
+                        " after standing still for " + seconds_text(d.for_how_long);
+            stall_reported_ = false;
+            lock.unlock();
+            report(d);
+            lock.lock();
+            continue;
+        }
+        const bool someone_waits = !pending_.empty() || target_.has_value();
+        if (stopped_ || !someone_waits || state_locked() == HandlerState::paused) {
+            // Nothing to watch (or an operator holds time): a stall reported
+            // before ends without a report of its own.
+            stall_reported_ = false;
+            watchdog_idle_ = true;
+            watchdog_cv_.wait(lock);
+            continue;
+        }
+        if (stall_reported_) {
+            watchdog_cv_.wait(lock); // until progress (grant_at_now and run_steps notify)
+            continue;
+        }
+        const WallTime now = WallClock::now();
+        const WallTime stalled_at = last_progress_ + config_.stall_timeout;
+        if (now < stalled_at) {
+            watchdog_cv_.wait_until(lock, stalled_at);
+            continue;
+        }
+        std::vector<std::string> who = waiting_for_locked();
+        if (who.empty()) {
+            // Somebody waits but nothing holds time back (a step is about to be
+            // taken): look again one timeout later.
+            watchdog_cv_.wait_until(lock, now + config_.stall_timeout);
+            continue;
+        }
+        Diagnostic d;
+        d.kind = Diagnostic::Kind::stall;
+        d.at = now_;
+        d.for_how_long = now - last_progress_;
+        d.message = "simsync: simulated time has stood at " + describe(now_) + " for " +
+                    seconds_text(d.for_how_long) + ", waiting for " + join(who);
+        d.waiting_for = std::move(who);
+        stall_reported_ = true;
+        stall_started_ = last_progress_;
+        lock.unlock();
+        report(d);
+        lock.lock();
+    }
+}
+
+void Core::report(const Diagnostic& diagnostic) const
+{
+    if (config_.diagnostics) {
+        config_.diagnostics(diagnostic);
+        return;
+    }
+    std::fprintf(stderr, "%s\n", diagnostic.message.c_str());
 }
 
 } // namespace simsync::detail

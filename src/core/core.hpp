@@ -7,6 +7,7 @@
 
 #include <simsync/handler.hpp>
 
+#include <boost/intrusive/list.hpp>
 #include <boost/intrusive/set.hpp>
 #include <boost/thread/condition_variable.hpp>
 #include <boost/thread/mutex.hpp>
@@ -14,6 +15,7 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -42,6 +44,7 @@ struct Key {
 
 namespace bi = boost::intrusive;
 using Hook = bi::set_member_hook<bi::link_mode<bi::safe_link>>;
+using ListHook = bi::list_member_hook<bi::link_mode<bi::safe_link>>;
 
 enum class Activity { idle, waiting, holding };
 
@@ -77,12 +80,16 @@ struct Slot : std::enable_shared_from_this<Slot> {
     bool step_duty = false; // asked to step the world on its way to its grant
     std::thread::id thread;
 
-    // Holding.
+    // Holding. A hold outlives the registration (deregister, or the Accessor
+    // destroyed, while its Access is held): it ends only with a release or a
+    // revoke, so the world stays protected for the thread holding the Access.
     std::uint64_t hold_sequence = 0;
+    std::thread::id holder_thread; // the thread the access was granted to
 
     // Membership in the Core's ordered sets (at most one key per set).
     Key pending_key, bound_key, holder_key;
     Hook pending_hook, bound_hook, holder_hook;
+    ListHook held_hook; // in Core::held_ while holding
 
     Waiter waiter;
 
@@ -100,6 +107,7 @@ using BoundSet = bi::set<Slot, bi::member_hook<Slot, Hook, &Slot::bound_hook>,
                          bi::compare<KeyLess<&Slot::bound_key>>>;
 using HolderSet = bi::set<Slot, bi::member_hook<Slot, Hook, &Slot::holder_hook>,
                           bi::compare<KeyLess<&Slot::holder_key>>>;
+using HeldList = bi::list<Slot, bi::member_hook<Slot, ListHook, &Slot::held_hook>>;
 
 class Core : public std::enable_shared_from_this<Core> {
 public:
@@ -159,6 +167,7 @@ public:
     Snapshot snapshot() const;
     bool revoke(const std::string& name);
     std::exception_ptr failure() const;
+    void report(const Diagnostic& diagnostic) const;
 
     World& world() noexcept { return world_; }
 
@@ -179,7 +188,24 @@ private:
     void withdraw(Slot& s);
     void detach(Slot& s, bool revoked);
     void stop_locked();
-    void notify_state() { if (state_waiters_ > 0) state_cv_.notify_all(); }
+    void end_hold(Slot& s);
+    // The registration instant must be one the world is at, not one it is being
+    // stepped to: waits (unless called from World::step itself) for a step in
+    // flight to complete, and keeps the stepper from starting the next one
+    // meanwhile, so a registration cannot starve behind a stepping loop.
+    void settle(Lock& lock);
+    // True if the calling thread was granted an access that is still held.
+    bool caller_holds() const;
+    std::vector<std::string> waiting_for_locked() const;
+    void watchdog_loop();
+    void stop_watchdog();
+    void arm_watchdog() // on a new wait: cheap unless the watchdog sleeps idle
+    {
+        if (watchdog_idle_) {
+            watchdog_idle_ = false;
+            watchdog_cv_.notify_one();
+        }
+    }
     // Wakes are queued under the lock and delivered after it is released, so a
     // woken thread does not run straight into the mutex its waker still holds
     // (that cost a second context switch per handoff). The shared_ptr keeps the
@@ -220,6 +246,7 @@ private:
     PendingSet pending_;
     BoundSet bounds_;   // idle lockstep accessors: time may not pass their bound
     HolderSet holders_; // lockstep holders, keyed by their possible next request at now
+    HeldList held_;     // every slot holding an access, registered or not
     int shared_holders_ = 0;
     bool exclusive_held_ = false;
 
@@ -229,9 +256,22 @@ private:
     std::uint64_t grant_sequence_ = 0;
     WallTime last_progress_ = WallClock::now();
 
-    // For wait_until_paused, run() in any mode and shutdown(): not on the grant path.
+    // For wait_until_paused, run() in any mode, shutdown(), pause() and
+    // registrations waiting for a step: not on the grant path. Every unlock that
+    // ends a change of state notifies it while somebody waits (flush_and_unlock),
+    // so no path can change what a waiter's condition reads without waking it.
     mutable boost::condition_variable_any state_cv_;
     int state_waiters_ = 0;
+    int registrations_waiting_ = 0;
+
+    // Stall watchdog (HandlerConfig::stall_timeout): sleeps until someone waits,
+    // then wakes once per timeout to see whether time moved.
+    std::condition_variable_any watchdog_cv_;
+    bool watchdog_idle_ = false;
+    bool watchdog_exit_ = false;
+    bool stall_reported_ = false;
+    WallTime stall_started_{}; // last_progress_ when the reported stall began
+    std::thread watchdog_;
 };
 
 } // namespace simsync::detail

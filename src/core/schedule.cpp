@@ -1,6 +1,7 @@
 #include <simsync/error.hpp>
 #include <simsync/schedule.hpp>
 
+#include <limits>
 #include <numeric>
 
 namespace simsync {
@@ -36,24 +37,31 @@ PeriodicSchedule PeriodicSchedule::from_rate(std::int64_t hz_num, std::int64_t h
     num /= g1;
     den /= g1;
     const std::int64_t g2 = std::gcd(hz_den, den);
-    num *= hz_den / g2;
+    if (__builtin_mul_overflow(num, hz_den / g2, &num)) {
+        throw Error(errc::invalid_argument, "rate " + std::to_string(hz_num) + "/" + std::to_string(hz_den) +
+                                                " Hz is too slow: its period does not fit in 64-bit nanoseconds");
+    }
     den /= g2;
     return PeriodicSchedule(num, den, offset);
 }
 
 SimTime PeriodicSchedule::at(std::int64_t n) const noexcept
 {
-    const Int128 ns = static_cast<Int128>(n) * period_num_ / period_den_;
-    return SimTime{offset_ + SimDuration{static_cast<std::int64_t>(ns)}};
+    if (n < 0) n = 0;
+    const Int128 ns = static_cast<Int128>(n) * period_num_ / period_den_ + offset_.count();
+    if (ns >= std::numeric_limits<std::int64_t>::max()) return kSimTimeMax;
+    return SimTime{SimDuration{static_cast<std::int64_t>(ns)}};
 }
 
 std::int64_t PeriodicSchedule::first_index_at_or_after(SimTime t) const noexcept
 {
-    const std::int64_t since = (t.time_since_epoch() - offset_).count();
+    const Int128 since = static_cast<Int128>(t.time_since_epoch().count()) - offset_.count();
     if (since <= 0) return 0;
     // Smallest n with floor(n * num / den) >= since, i.e. n * num >= since * den.
-    const Int128 need = static_cast<Int128>(since) * period_den_;
-    return static_cast<std::int64_t>((need + period_num_ - 1) / period_num_);
+    const Int128 need = since * period_den_;
+    const Int128 n = (need + period_num_ - 1) / period_num_;
+    return n > std::numeric_limits<std::int64_t>::max() ? std::numeric_limits<std::int64_t>::max()
+                                                          : static_cast<std::int64_t>(n);
 }
 
 std::string PeriodicSchedule::describe() const

@@ -3,10 +3,13 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 namespace simsync {
 
 namespace {
+__extension__ typedef __int128 Int128; // exact products of two 64-bit values
+
 // Floor division for a positive divisor, correct for negative dividends.
 std::int64_t floor_div(std::int64_t a, std::int64_t b) noexcept
 {
@@ -22,10 +25,13 @@ SimTime round_to_grid(SimTime t, SimDuration dt, Rounding policy)
         throw Error(errc::invalid_argument,
                     "round_to_grid: step must be > 0, got " + std::to_string(dt.count()) + " ns");
     }
+    if (t == kSimTimeMax || t == kSimTimeMin) return t;
     const std::int64_t ns = t.time_since_epoch().count();
     const std::int64_t step = dt.count();
     std::int64_t q = floor_div(ns, step);
-    const std::int64_t r = ns - q * step; // 0 <= r < step
+    // 0 <= r < step; computed as ns - q * step in 128 bits, since q * step alone
+    // can lie below the range (the grid point under a time near kSimTimeMin).
+    const auto r = static_cast<std::int64_t>(static_cast<Int128>(ns) - static_cast<Int128>(q) * step);
     switch (policy) {
     case Rounding::down: break;
     case Rounding::up:
@@ -36,7 +42,20 @@ SimTime round_to_grid(SimTime t, SimDuration dt, Rounding policy)
         if (r >= step - r) ++q;
         break;
     }
-    return SimTime{SimDuration{q * step}};
+    const Int128 point = static_cast<Int128>(q) * step;
+    if (point > std::numeric_limits<std::int64_t>::max()) return kSimTimeMax;
+    if (point < std::numeric_limits<std::int64_t>::min()) return kSimTimeMin;
+    return SimTime{SimDuration{static_cast<std::int64_t>(point)}};
+}
+
+SimTime saturating_add(SimTime t, SimDuration d) noexcept
+{
+    if (t == kSimTimeMax) return t;
+    std::int64_t sum = 0;
+    if (__builtin_add_overflow(t.time_since_epoch().count(), d.count(), &sum)) {
+        return d > SimDuration::zero() ? kSimTimeMax : kSimTimeMin;
+    }
+    return SimTime{SimDuration{sum}};
 }
 
 Rounding parse_rounding(const std::string& name)

@@ -189,6 +189,7 @@
       if (a.activity === 'holding') activity = 'holds ' + fmt(a.time, 3) + ' s';
       else if (a.activity === 'waiting') activity = 'waits for ' + fmt(a.time, 3) + ' s';
       else activity = a.kind === 'lockstep' ? 'idle, holds time at ' + fmt(a.time, 3) + ' s' : 'idle';
+      if (a.registered === false) activity += ' (deregistered)';
       const tr = document.createElement('tr');
       if (blocking.has(a.name)) tr.className = 'blocking';
       else if (a.activity === 'holding') tr.className = 'holding';

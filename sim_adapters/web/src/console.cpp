@@ -830,6 +830,7 @@ std::string WebConsole::Impl::build_frame(const Snapshot& snap, WallTime wall, s
         w.key("kind").string(to_string(a.kind));
         w.key("mode").string(to_string(a.mode));
         w.key("priority").integer(a.priority);
+        w.key("registered").boolean(a.registered);
         w.key("activity").string(to_string(a.activity));
         w.key("time").fixed(seconds(a.time), 6);
         w.key("for_s").fixed(seconds(a.for_how_long), 4);
