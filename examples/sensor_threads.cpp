@@ -5,12 +5,13 @@
 // rounds them to the 1 ms step grid, steps the world and grants in a fixed
 // order. Run it twice: the grant times and counts are the same every time.
 //
-// Usage: simsync-sensor-threads [SIM_SECONDS]   (default 3)
+// Usage: simsync-sensor-threads [SIM_SECONDS]   (default 3; --help)
+
+#include "command_line.hpp"
 
 #include <simsync/simsync.hpp>
 
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -39,11 +40,19 @@ simsync::SimTime nth_instant(int rate_hz, std::int64_t n)
 
 int main(int argc, char** argv)
 {
-    const double seconds = argc > 1 ? std::strtod(argv[1], nullptr) : 3.0;
-    if (!(seconds > 0)) {
-        std::fprintf(stderr, "usage: %s [SIM_SECONDS > 0]\n", argv[0]);
-        return 2;
-    }
+    namespace po = simsync::examples::po;
+    simsync::examples::CommandLine cli;
+    cli.program = "simsync-sensor-threads";
+    cli.synopsis = "[SIM_SECONDS]";
+    cli.summary = "Three shared readers and one exclusive controller on one simulated clock; the same grants every run.";
+    cli.options.add_options()("duration", po::value<double>()->value_name("SIM_SECONDS")->default_value(3.0, "3"),
+                              "simulated seconds to run, in (0, 1e6]; also the one positional argument");
+    cli.positional.add("duration", 1);
+    int exit_code = 0;
+    const auto values = simsync::examples::parse_command_line(argc, argv, cli, exit_code,
+                                                              simsync::examples::check_duration_option);
+    if (!values) return exit_code;
+    const double seconds = (*values)["duration"].as<double>();
     const simsync::SimTime end = simsync::sim_time(std::chrono::duration<double>(seconds));
 
     simsync::CountingWorld world;

@@ -3,8 +3,10 @@
 
 #include <simsync/simsync.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -17,16 +19,36 @@ inline SimTime ms(std::int64_t n) { return sim_time(std::chrono::milliseconds(n)
 // Waits for a condition another thread brings about, up to a generous deadline.
 // This is not a sleep that hides a race: the assertion that follows checks the
 // condition, and the deadline only keeps a broken build from hanging.
+// It polls by sleeping (20 us, doubling up to 1 ms), never by spinning or
+// yielding: on a 2-core machine a spinning poller takes a core from the very
+// threads it waits for. Conditions that take a snapshot() also briefly block
+// grants, so they must not be evaluated in a tight loop either.
 inline bool eventually(const std::function<bool()>& condition,
                        std::chrono::milliseconds timeout = std::chrono::milliseconds(10000))
 {
     const auto deadline = WallClock::now() + timeout;
+    auto pause = std::chrono::microseconds(20);
     while (!condition()) {
         if (WallClock::now() >= deadline) return false;
-        std::this_thread::yield();
+        std::this_thread::sleep_for(pause);
+        pause = std::min<std::chrono::microseconds>(pause * 2, std::chrono::milliseconds(1));
     }
     return true;
 }
+
+// What a request on a worker thread came to. Workers store one and the test
+// thread checks it after joining them: an assertion inside a worker thread would
+// end the process (REQUIRE) or race with the report (CHECK).
+struct Outcome {
+    bool granted = false;
+    std::error_code error;
+    SimTime at{};
+    std::uint64_t sequence = 0;
+    static Outcome of(const Access& a)
+    {
+        return {static_cast<bool>(a), a.error(), a.granted_time(), a.sequence()};
+    }
+};
 
 inline const AccessorStatus* find_status(const Snapshot& snap, const std::string& name)
 {

@@ -443,6 +443,18 @@ TEST_CASE("ClockPublisher.Stop.Prompt" * doctest::timeout(30))
     clock.start();
     REQUIRE(collected.wait(at_least(1)));
     REQUIRE(clock.running());
+    // Its thread sits in a request (paused: the next tick never comes): stop()
+    // must end that request, not find the publisher before it.
+    auto in_request = [&] {
+        const simsync::Snapshot snap = handler.snapshot();
+        for (const auto& a : snap.accessors) {
+            if (a.name == "clock") return a.activity == simsync::AccessorStatus::Activity::waiting;
+        }
+        return false;
+    };
+    const auto wait_deadline = std::chrono::steady_clock::now() + kPatience;
+    while (!in_request() && std::chrono::steady_clock::now() < wait_deadline) std::this_thread::sleep_for(100us);
+    REQUIRE(in_request());
     const auto before = std::chrono::steady_clock::now();
     clock.stop();
     const auto took = std::chrono::steady_clock::now() - before;
@@ -467,7 +479,9 @@ TEST_CASE("ClockPublisher.Stop.HandlerStopEndsThread" * doctest::timeout(30))
     REQUIRE(collected.wait(at_least(10))); // running free: ticks as fast as they come
     handler.stop();
     const auto deadline = std::chrono::steady_clock::now() + kPatience;
-    while (clock.running() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    while (clock.running() && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(100us); // a sleeping poll: never compete with the clock thread
+    }
     CHECK_FALSE(clock.running());
     const std::uint64_t published = clock.published();
     CHECK(published == collected.size());

@@ -1,6 +1,8 @@
 // The pause/resume demo, driven through its standard input as a script would:
 // pause, two status lines agree while paused, resume, time advances, quit exits 0,
-// and the trace file parses as JSON.
+// and the trace file parses as JSON. Its command line (--help, errors naming the
+// option, --scale 0 unpaced) and, on a pseudo-terminal, the live status line that
+// clears to the end of the line on every redraw.
 
 #include <doctest/doctest.h>
 
@@ -8,11 +10,14 @@
 #include <boost/property_tree/ptree.hpp>
 
 #include <poll.h>
+#include <pty.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,11 +28,32 @@
 
 namespace {
 
-// A child process with pipes to its stdin and stdout.
+// A child process with pipes to its stdin and stdout (and stderr, if merged),
+// or with a pseudo-terminal as its stdin, stdout and stderr.
 class Child {
 public:
-    explicit Child(const std::vector<std::string>& args)
+    enum class Io { pipes, pipes_with_stderr, terminal };
+
+    explicit Child(const std::vector<std::string>& args, Io io = Io::pipes)
     {
+        std::vector<char*> argv;
+        for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        if (io == Io::terminal) {
+            int master = -1;
+            winsize size{};
+            size.ws_row = 24;
+            size.ws_col = 200;
+            pid_ = forkpty(&master, nullptr, nullptr, &size);
+            REQUIRE(pid_ >= 0);
+            if (pid_ == 0) {
+                execv(argv[0], argv.data());
+                _exit(127);
+            }
+            in_ = master;
+            out_ = dup(master);
+            return;
+        }
         int to_child[2];
         int from_child[2];
         REQUIRE(pipe(to_child) == 0);
@@ -37,11 +63,9 @@ public:
         if (pid_ == 0) {
             dup2(to_child[0], STDIN_FILENO);
             dup2(from_child[1], STDOUT_FILENO);
+            if (io == Io::pipes_with_stderr) dup2(from_child[1], STDERR_FILENO);
             close(to_child[1]);
             close(from_child[0]);
-            std::vector<char*> argv;
-            for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-            argv.push_back(nullptr);
             execv(argv[0], argv.data());
             _exit(127);
         }
@@ -50,6 +74,37 @@ public:
         in_ = to_child[1];
         out_ = from_child[0];
     }
+
+    // Writes `bytes` as they are (a terminal's single keys).
+    void type(const std::string& bytes)
+    {
+        REQUIRE(write(in_, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+    }
+
+    // Everything the child writes until it closes its output (or `timeout`).
+    std::string rest(std::chrono::milliseconds timeout = std::chrono::milliseconds(30000))
+    {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        while (fill(deadline)) {
+        }
+        std::string all = buffer_;
+        buffer_.clear();
+        return all;
+    }
+
+    // Reads output until `text` appears at or after offset `from` of seen();
+    // returns where, or npos after `timeout`.
+    std::size_t wait_for(const std::string& text, std::size_t from = 0,
+                         std::chrono::milliseconds timeout = std::chrono::milliseconds(20000))
+    {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        std::size_t at;
+        while ((at = buffer_.find(text, from)) == std::string::npos) {
+            if (!fill(deadline)) return std::string::npos;
+        }
+        return at;
+    }
+    const std::string& seen() const { return buffer_; }
     ~Child()
     {
         if (in_ >= 0) close(in_);
@@ -97,6 +152,21 @@ public:
             if (l->rfind(prefix, 0) == 0) return l;
         }
         return std::nullopt;
+    }
+
+    // Appends what arrives before `deadline`; false at end of output or the deadline.
+    bool fill(std::chrono::steady_clock::time_point deadline)
+    {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) return false;
+        pollfd fd{out_, POLLIN, 0};
+        if (poll(&fd, 1, static_cast<int>(left.count())) <= 0) return std::chrono::steady_clock::now() < deadline;
+        char buf[512];
+        const ssize_t n = read(out_, buf, sizeof buf); // a terminal's master reads EIO once the child is gone
+        if (n <= 0) return false;
+        buffer_.append(buf, static_cast<std::size_t>(n));
+        return true;
     }
 
     int wait_exit()
@@ -186,4 +256,143 @@ TEST_CASE("Demo.Errors.BadConfigNamesThePlace" * doctest::timeout(60))
     Child demo({SIMSYNC_DEMO_PATH, "--config", file});
     CHECK(demo.wait_exit() == 2); // the message goes to stderr
     std::remove(file.c_str());
+}
+
+namespace {
+
+void write_file(const std::string& path, const std::string& text)
+{
+    std::ofstream out(path);
+    REQUIRE(out);
+    out << text;
+}
+
+} // namespace
+
+TEST_CASE("Demo.Errors.ScenarioErrorsNameFileLineColumnAndKey" * doctest::timeout(60))
+{
+    struct Row {
+        const char* yaml;
+        const char* says;
+    };
+    const Row rows[] = {
+        {"accessors:\n  - name: a\n    rate: fast\n", ":3:11: accessors[0].rate: expected a rate in Hz"},
+        // The demo's own world type, checked at load by its registered validator.
+        {"world:\n  type: bouncing_balls\n  bodies: 0\n", ":3:11: world.bodies: expected 1..10000 bodies"},
+        {"world:\n  type: bullet\n", ":2:9: world.type: unknown world type 'bullet'; this program knows: bouncing_balls"},
+        // Roles, checked right after loading (before: thrown without a place, exit 1).
+        {"accessors:\n  - {name: a, rate: 10, role: pilot}\n", ":2:31: accessors[0].role: expected a role of sensor or controller"},
+        {"accessors:\n  - {name: a, rate: 10, role: controller}\n", ":2:5: accessors[0]: a controller writes"},
+        {"time:\n  scale: 0\n", ":2:10: time.scale: expected a time scale"},
+    };
+    const std::string file = "simsync_demo_bad_scenario.yaml";
+    for (const Row& row : rows) {
+        CAPTURE(std::string(row.yaml));
+        write_file(file, row.yaml);
+        Child demo({SIMSYNC_DEMO_PATH, "--config", file}, Child::Io::pipes_with_stderr);
+        const std::string out = demo.rest();
+        CAPTURE(out);
+        CHECK(out.find(file + row.says) != std::string::npos);
+        CHECK(demo.wait_exit() == 2);
+    }
+    std::remove(file.c_str());
+}
+
+TEST_CASE("Demo.Options.HelpListsEveryOption" * doctest::timeout(60))
+{
+    for (const char* flag : {"--help", "-h"}) {
+        Child demo({SIMSYNC_DEMO_PATH, flag});
+        const std::string help = demo.rest();
+        CAPTURE(help);
+        for (const char* option : {"--config FILE", "--duration SIM_SECONDS", "--scale X", "--clock-udp HOST:PORT",
+                                   "--trace FILE", "--help"}) {
+            CHECK(help.find(option) != std::string::npos);
+        }
+        CHECK(help.find("0: unpaced") != std::string::npos);
+        CHECK(demo.wait_exit() == 0);
+    }
+}
+
+TEST_CASE("Demo.Options.ErrorsNameTheOptionAndExitTwo" * doctest::timeout(60))
+{
+    struct Row {
+        std::vector<std::string> args;
+        const char* says;
+    };
+    const Row rows[] = {
+        {{"--scale", "-1"}, "--scale: expected 0 (unpaced) or a time scale in [1e-06, 1e+06]"},
+        {{"--scale", "2e6"}, "--scale: expected 0 (unpaced)"},
+        {{"--scale", "nan"}, "--scale: expected 0 (unpaced)"},
+        {{"--scale", "fast"}, "'--scale' is invalid"},
+        {{"--scale"}, "'--scale' is missing"},
+        {{"--duration", "0"}, "--duration: expected simulated seconds in (0, 1e6]"},
+        {{"--clock-udp", "localhost"}, "--clock-udp: expected host:port"},
+        {{"--bogus"}, "unrecognised option '--bogus'"},
+        {{"--sca", "2"}, "unrecognised option '--sca'"}, // no abbreviations
+    };
+    for (const Row& row : rows) {
+        std::vector<std::string> args{SIMSYNC_DEMO_PATH};
+        args.insert(args.end(), row.args.begin(), row.args.end());
+        Child demo(args, Child::Io::pipes_with_stderr);
+        const std::string out = demo.rest();
+        CAPTURE(out);
+        CHECK(out.rfind("simsync-demo: ", 0) == 0);
+        CHECK(out.find(row.says) != std::string::npos);
+        CHECK(out.find("usage: simsync-demo") != std::string::npos);
+        CHECK(demo.wait_exit() == 2);
+    }
+}
+
+TEST_CASE("Demo.Scale.ZeroRunsUnpaced" * doctest::timeout(120))
+{
+    // Before: refused (exit 2), while simsync-bullet-host read 0 as "unpaced".
+    Child unpaced({SIMSYNC_DEMO_PATH, "--scale", "0", "--duration", "1"});
+    const std::string out = unpaced.rest();
+    CAPTURE(out);
+    CHECK(unpaced.wait_exit() == 0);
+    CHECK(out.find("unpaced (as fast as possible)") != std::string::npos);
+    CHECK(out.find("\npacer: ") == std::string::npos); // no pacer ran
+    CHECK(out.find("simulated 1.000 s") != std::string::npos);
+
+    // A non-zero scale paces, at that scale, even where the scenario had no pacer.
+    const std::string file = "simsync_demo_no_pacer.yaml";
+    write_file(file, "pacer: {enabled: false}\naccessors: [{name: a, rate: 100}]\n");
+    Child paced({SIMSYNC_DEMO_PATH, "--config", file, "--scale", "4", "--duration", "0.2"});
+    const std::string paced_out = paced.rest();
+    CAPTURE(paced_out);
+    CHECK(paced.wait_exit() == 0);
+    CHECK(paced_out.find("paced at 4x") != std::string::npos);
+    CHECK(paced_out.find("\npacer: ") != std::string::npos);
+    CHECK(paced_out.find("target factor 4.000") != std::string::npos);
+    std::remove(file.c_str());
+}
+
+TEST_CASE("Demo.Terminal.StatusLineClearsToEndOfLine" * doctest::timeout(60))
+{
+    // On a terminal the status line is redrawn in place. Every redraw must erase
+    // what is left of the previous one (ESC [ K) before anything else starts:
+    // before, a line that got shorter left the old line's tail on screen.
+    Child demo({SIMSYNC_DEMO_PATH}, Child::Io::terminal);
+    // A few redraws, across a pause and a resume (the line's fields change length).
+    const std::size_t running = demo.wait_for("state=running");
+    REQUIRE(running != std::string::npos);
+    demo.type("p");
+    const std::size_t paused = demo.wait_for("state=paused", running);
+    REQUIRE(paused != std::string::npos);
+    demo.type("r");
+    REQUIRE(demo.wait_for("state=running", paused) != std::string::npos);
+    demo.type("q");
+    const std::string out = demo.seen() + demo.rest();
+    CHECK(demo.wait_exit() == 0);
+
+    std::size_t redraws = 0;
+    for (std::size_t at = out.find("\rstatus "); at != std::string::npos; at = out.find("\rstatus ", at + 1)) {
+        ++redraws;
+        const std::size_t next = out.find_first_of("\r\n", at + 1);
+        const std::size_t erase = out.find("\x1b[K", at);
+        CAPTURE(out.substr(at, std::min<std::size_t>(out.size() - at, 220)));
+        CHECK(erase != std::string::npos);
+        CHECK(erase < next); // erased before the next redraw or line
+    }
+    CHECK(redraws >= 3);
 }

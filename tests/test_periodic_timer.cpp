@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -60,6 +61,16 @@ private:
     std::mutex mutex_;
     std::condition_variable cv_;
     bool raised_ = false;
+};
+
+// Raises a flag when the thread that first touched it ends: a thread_local one
+// in a callback tells the test whether the timer's thread is gone.
+struct ThreadExitFlag {
+    std::atomic<bool>* flag = nullptr;
+    ~ThreadExitFlag()
+    {
+        if (flag != nullptr) flag->store(true);
+    }
 };
 
 PeriodicTimerConfig real_config(nanoseconds period, nanoseconds offset)
@@ -487,20 +498,31 @@ TEST_CASE("Timer.Stop.AsyncFromAnotherThreadJoins" * doctest::timeout(30))
 {
     SUBCASE("real: no call after stop returns")
     {
+        // The manual clock never makes the timer wait: until stopped it calls as
+        // fast as it can, so a stop that did not end and join it would show.
         ManualWallClock clock(simsync::WallTime{}, unix_time(10s));
         PeriodicTimer timer(real_config(200ms, 5ms), {.wall_clock = &clock});
         Latch three_calls;
         std::atomic<std::uint64_t> calls{0};
+        std::atomic<bool> stop_returned{false};
+        std::atomic<std::uint64_t> calls_after_stop{0};
+        std::atomic<bool> thread_ended{false};
         timer.start_async([&](const TimerTick&) {
+            thread_local ThreadExitFlag exit_flag;
+            exit_flag.flag = &thread_ended;
+            if (stop_returned.load()) ++calls_after_stop;
             if (++calls == 3) three_calls.raise();
         });
         three_calls.wait();
         timer.stop();
-        const std::uint64_t after_stop = calls.load();
+        stop_returned = true;
+        CHECK(thread_ended.load()); // stop() joined the timer's thread: it has ended
         CHECK_FALSE(timer.running());
-        CHECK(after_stop >= 3);
-        CHECK(timer.calls() == after_stop);
-        CHECK(calls.load() == after_stop); // joined: nothing runs any more
+        CHECK(calls.load() >= 3);
+        CHECK(timer.calls() == calls.load());
+        clock.advance(10s); // fifty more periods for a timer that were still alive
+        CHECK(calls_after_stop.load() == 0);
+        CHECK(timer.calls() == calls.load());
     }
     SUBCASE("simulated: stop interrupts a request that time would never grant")
     {
@@ -665,10 +687,12 @@ TEST_CASE("Timer.Signal.StopBeforeStartNoCall" * doctest::timeout(30))
         TimerContext late_context = context;
         late_context.signal = &late;
         PeriodicTimer late_timer(make_config(clock_kind), late_context);
-        late_timer.start_async([](const TimerTick&) { FAIL("called after a stop signal"); });
+        std::atomic<int> late_calls{0}; // counted on the timer's thread, checked here
+        late_timer.start_async([&](const TimerTick&) { ++late_calls; });
         late.fire_stop();
         late.fire_start();
         late_timer.stop();
+        CHECK(late_calls.load() == 0);
         CHECK(late_timer.calls() == 0);
         CHECK(handler.snapshot().accessors.empty());
     }
@@ -734,12 +758,145 @@ TEST_CASE("Timer.Signal.StopWhileRunning" * doctest::timeout(30))
         signal.fire_start();
         real_called.wait();
         sim_called.wait();
-        signal.fire_stop(); // stops both; stop() below only joins
-        real.stop();
-        sim.stop();
+        signal.fire_stop(); // stops both, by itself:
+        const auto deadline = std::chrono::steady_clock::now() + 20s;
+        while ((real.running() || sim.running()) && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(1ms); // a sleeping poll, bounded
+        }
         CHECK_FALSE(real.running());
         CHECK_FALSE(sim.running());
+        real.stop(); // only joins
+        sim.stop();
         CHECK(real.calls() >= 1);
         CHECK(sim.calls() >= 1);
     }
+}
+
+// ------------------------------------------- starting on a running simulation
+
+namespace {
+
+// A lockstep accessor that asks for every step on its own thread, so the
+// simulation is always running (and mostly stepping) while a test starts timers.
+// `inside` runs inside each of its accesses (time stands still there).
+class Stepper {
+public:
+    explicit Stepper(simsync::SimSyncHandler& handler, std::function<void(SimTime)> inside = {})
+        : accessor_(handler.register_accessor("stepper", {.first_request = SimTime{}})),
+          inside_(std::move(inside)),
+          thread_([this] {
+              for (std::int64_t k = 0; !stop_.load(); ++k) {
+                  simsync::Access a = accessor_.request_access(SimTime{k * 1ms});
+                  if (!a) return;
+                  if (inside_) inside_(a.granted_time());
+                  a.release(SimTime{(k + 1) * 1ms});
+              }
+              accessor_.deregister();
+          })
+    {
+    }
+    ~Stepper()
+    {
+        stop_ = true;
+        thread_.join();
+    }
+
+private:
+    simsync::Accessor accessor_;
+    std::function<void(SimTime)> inside_;
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+};
+
+// Sleeping poll, bounded: waits for a timer without competing with it for a core.
+template <class F>
+bool poll_until(F condition, std::chrono::seconds limit = 10s)
+{
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!condition()) {
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+        std::this_thread::sleep_for(100us);
+    }
+    return true;
+}
+
+} // namespace
+
+TEST_CASE("Timer.SimulatedTime.StartedWhileRunningCallsFromTheNextGridInstant" * doctest::timeout(120))
+{
+    // A stepper runs the simulation step by step; at 20 ms, inside its access
+    // (time stands still there, no step under way), it starts a timer whose grid
+    // holds 20 ms. A simulated timer is a lockstep accessor at offset + n * period:
+    // its first call is at the first instant of its grid not before its start
+    // (20 ms itself), then every period, none skipped, each at the handler's
+    // time, whatever the thread timing (design.md 2 and 3). Ten runs, all right.
+    // Fails today: start_async registers the timer's accessor on the timer's own
+    // thread, so the simulation runs on until that thread gets a core and the
+    // first call lands later (seen with offset 3 ms: 2.173 s, 4.84 s, 13.779 s;
+    // alone, 25 of 30 single runs miss 20 ms). Not one of issue 10's points
+    // 1-5/9, hence not marked may_fail: reported to the lead.
+    int wrong_runs = 0;
+    std::string first_wrong;
+    for (int run = 0; run < 10; ++run) {
+        simsync::CountingWorld world;
+        simsync::SimSyncHandler handler(world, {.step = 1ms});
+        PeriodicTimer timer(sim_config(7ms, 6ms, "late_timer"), {.handler = &handler}); // 6, 13, 20, 27 ... ms
+        std::vector<SimTime> nominal;
+        bool mismatch = false;
+        std::atomic<int> calls{0};
+        std::atomic<bool> started{false};
+        {
+            Stepper stepper(handler, [&](SimTime t) {
+                if (t != simsync::sim_time(20ms)) return;
+                timer.start_async([&](const TimerTick& tick) {
+                    nominal.push_back(tick.sim_time);
+                    mismatch = mismatch || handler.now() != tick.sim_time;
+                    if (++calls == 5) timer.stop();
+                });
+                started = true;
+            });
+            // Five calls, or the timer ended by itself (error() says why): no hang either way.
+            REQUIRE(poll_until([&] { return started.load() && (calls.load() >= 5 || static_cast<bool>(timer.error())); }));
+            timer.stop(); // joins: `nominal` is ours from here
+        }
+        std::vector<SimTime> expected;
+        for (std::int64_t k = 0; k < 5; ++k) expected.push_back(simsync::sim_time(20ms + k * 7ms));
+        if (timer.error() || mismatch || nominal != expected) {
+            ++wrong_runs;
+            if (first_wrong.empty()) {
+                first_wrong = timer.error() ? "ended: " + timer.error().message()
+                              : nominal.empty() ? std::string("no call")
+                                                : "first call at " + simsync::format_seconds(nominal.front()) + " s";
+            }
+        }
+    }
+    CAPTURE(first_wrong);
+    CHECK(wrong_runs == 0);
+}
+
+TEST_CASE("Timer.SimulatedTime.StartedWhileRunningWithPeriodEqualToStep" * doctest::timeout(120))
+{
+    // Issue 10 point 4: a simulated timer with period == dt started on a running
+    // simulation registered during a step, asked for the instant it was bound to,
+    // was refused with time_passed (checked against a now() that lagged) and
+    // ended on its own. Every one of these timers must keep calling.
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms});
+    Stepper stepper(handler);
+    int ended_early = 0;
+    std::string first_error;
+    for (int i = 0; i < 30; ++i) {
+        PeriodicTimer timer(sim_config(1ms, 0ns, "every_step_" + std::to_string(i)), {.handler = &handler});
+        std::atomic<int> calls{0};
+        timer.start_async([&](const TimerTick&) { ++calls; });
+        // Five calls, or the timer ended by itself (error() says why).
+        const bool settled = poll_until([&] { return calls.load() >= 5 || static_cast<bool>(timer.error()); });
+        if (!settled || calls.load() < 5) {
+            ++ended_early;
+            if (first_error.empty()) first_error = timer.error() ? timer.error().message() : "no call within 10 s";
+        }
+        timer.stop();
+    }
+    CAPTURE(first_error);
+    CHECK(ended_early == 0);
 }

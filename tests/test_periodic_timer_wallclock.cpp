@@ -8,8 +8,16 @@
 #include <simsync/start_signal.hpp>
 #include <simsync/wall_clock.hpp>
 
+#include <sys/types.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -34,6 +42,40 @@ struct Firing {
     nanoseconds nominal;
     nanoseconds woke;
 };
+
+// The kernel's view of a thread of this process: its state letter ('S' when it
+// sleeps in a wait, 'R' when it runs), from /proc/self/task/<tid>/stat.
+char thread_state(pid_t tid)
+{
+    std::ifstream stat("/proc/self/task/" + std::to_string(tid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return '?';
+    const auto close = line.rfind(')'); // the command name may hold spaces
+    return close == std::string::npos || close + 2 >= line.size() ? '?' : line[close + 2];
+}
+
+std::set<pid_t> threads_of_this_process()
+{
+    std::set<pid_t> tids;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+        tids.insert(static_cast<pid_t>(std::stol(entry.path().filename().string())));
+    }
+    return tids;
+}
+
+// True once `tid` is seen asleep on three reads 2 ms apart (a thread that only
+// passes through a lock is not asleep that long), within `limit`.
+bool sleeps_in_a_wait(pid_t tid, std::chrono::seconds limit = 10s)
+{
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    int asleep = 0;
+    while (asleep < 3) {
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+        asleep = thread_state(tid) == 'S' ? asleep + 1 : 0;
+        std::this_thread::sleep_for(2ms);
+    }
+    return true;
+}
 
 } // namespace
 
@@ -149,10 +191,12 @@ TEST_CASE("Timer.RealTime.StopInterruptsTheAsioWait" * doctest::timeout(30))
         std::mutex mutex;
         std::condition_variable cv;
         bool called = false;
+        pid_t timer_tid = 0;
         timer.start_async([&](const TimerTick&) {
             {
                 std::lock_guard<std::mutex> guard(mutex);
                 called = true;
+                timer_tid = gettid();
             }
             cv.notify_all();
         });
@@ -160,12 +204,16 @@ TEST_CASE("Timer.RealTime.StopInterruptsTheAsioWait" * doctest::timeout(30))
             std::unique_lock<std::mutex> lock(mutex);
             REQUIRE(cv.wait_for(lock, 10s, [&] { return called; }));
         }
+        // The timer's thread is asleep in its wait for the instant an hour away
+        // (after the call it has nothing else to block on): stop() must end that
+        // wait, not merely find the timer before it.
+        REQUIRE(sleeps_in_a_wait(timer_tid));
         const auto before = std::chrono::steady_clock::now();
         timer.stop();
         const auto took = std::chrono::steady_clock::now() - before;
         MESSAGE("stop() interrupted the Asio wait in "
                 << std::chrono::duration<double, std::micro>(took).count() << " us");
-        CHECK(took < 1s);
+        CHECK(took < 10s); // of an hour's wait: interrupted
         CHECK_FALSE(timer.running());
         CHECK(timer.calls() == 1);
     }
@@ -176,10 +224,21 @@ TEST_CASE("Timer.RealTime.StopInterruptsTheAsioWait" * doctest::timeout(30))
         config.period = 1h;
         config.wait_for_start = true;
         PeriodicTimer timer(config, {.signal = &signal});
+        std::atomic<int> calls{0}; // counted on the timer's thread, checked here
+        const std::set<pid_t> before_start = threads_of_this_process();
+        timer.start_async([&](const TimerTick&) { ++calls; });
+        std::set<pid_t> started;
+        for (pid_t t : threads_of_this_process()) {
+            if (!before_start.contains(t)) started.insert(t);
+        }
+        // The one new thread is the timer's; it is asleep waiting for the signal.
+        REQUIRE(started.size() == 1);
+        REQUIRE(sleeps_in_a_wait(*started.begin()));
         const auto before = std::chrono::steady_clock::now();
-        timer.start_async([](const TimerTick&) { FAIL("called without a start signal"); });
         timer.stop();
-        CHECK(std::chrono::steady_clock::now() - before < 5s);
+        CHECK(std::chrono::steady_clock::now() - before < 10s);
+        CHECK(calls.load() == 0);
         CHECK(timer.calls() == 0);
+        CHECK_FALSE(timer.running());
     }
 }

@@ -47,6 +47,8 @@ TEST_CASE("Stress.MixedAccessors.InvariantsHoldOnEveryGrant" * doctest::timeout(
     std::atomic<std::uint64_t> violations{0};
     std::atomic<std::uint64_t> grants{0};
     std::atomic<std::uint64_t> refusals{0};
+    std::atomic<std::uint64_t> exclusive_grants{0};
+    std::atomic<std::uint64_t> shared_grants{0};
     std::atomic<int> finished{0};
 
     auto check = [&](bool ok) {
@@ -86,12 +88,16 @@ TEST_CASE("Stress.MixedAccessors.InvariantsHoldOnEveryGrant" * doctest::timeout(
                 if (a.mode() == AccessMode::exclusive) {
                     check(++exclusive_inside == 1);
                     check(shared_inside.load() == 0);
+                    ++exclusive_grants;
+                    // A plain read-modify-write: two writers at once would lose one.
                     ++a.world_as<CountingWorld>().value;
                     check(exclusive_inside.load() == 1 && shared_inside.load() == 0);
                     --exclusive_inside;
                 } else {
                     ++shared_inside;
+                    ++shared_grants;
                     check(exclusive_inside.load() == 0);
+                    check(a.world_as<CountingWorld>().value >= 0); // readers read, never write
                     --shared_inside;
                 }
                 if (lockstep) {
@@ -126,5 +132,9 @@ TEST_CASE("Stress.MixedAccessors.InvariantsHoldOnEveryGrant" * doctest::timeout(
     CHECK(violations.load() == 0);
     CHECK(grants.load() == quota * kThreads);
     CHECK(world.steps() == handler.steps());
-    CHECK(world.value > 0);
+    CHECK(exclusive_grants.load() + shared_grants.load() == grants.load());
+    CHECK(exclusive_grants.load() > 0);
+    CHECK(shared_grants.load() > 0);
+    // Every exclusive grant wrote once, none lost to an overlapping writer.
+    CHECK(world.value == static_cast<std::int64_t>(exclusive_grants.load()));
 }

@@ -13,18 +13,19 @@
 //
 // The scenario (handler step, time scale, scene, pacer) comes from an embedded
 // YAML file or from --config FILE (see sim_adapters/bullet/README.md). Unless
-// --scale 0, a RealTimePacer paces the run; it only holds time back, so the
-// hash does not depend on it. An operator types pause, resume, step N,
+// --scale 0 (unpaced, as in simsync-demo), a RealTimePacer paces the run; it
+// only holds time back, so the hash does not depend on it. An operator types pause, resume, step N,
 // scale X, status, quit on stdin, as in simsync-demo (examples/support).
 //
 // Usage: simsync-bullet-host [--config FILE] [--duration SIM_SECONDS] [--scale X]
 //                            [--trace FILE] [--jitter-us N] [--seed S] [--chaos]
-//                            [--host-steps] [--no-threads] [--web [HOST:]PORT]
+//                            [--host-steps] [--no-threads] [--web [HOST:]PORT]   (--help lists them)
 //
 // --web serves the live console in a browser: the bodies, the accessors, the
 // timeline of grants, and the operator's controls (not with --no-threads).
 
 #include "chrome_trace.hpp"
+#include "command_line.hpp"
 #include "operator_console.hpp"
 #include "scenario_clock.hpp"
 
@@ -39,7 +40,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <chrono>
 #include <climits>
 #include <cmath>
@@ -88,7 +88,7 @@ struct Options {
     double duration_seconds = 5.0;
     std::int64_t jitter_us = 0;
     std::optional<std::uint64_t> seed;
-    std::optional<double> scale;
+    simsync::examples::po::variables_map values; // --scale is applied from here
     bool no_threads = false;
     bool chaos = false;
     bool host_steps = false;
@@ -98,89 +98,76 @@ struct Options {
     std::string web; // "[HOST:]PORT" of the web console ("" = none)
 };
 
-[[noreturn]] void usage(const char* argv0, const std::string& error)
+simsync::examples::CommandLine command_line()
 {
-    if (!error.empty()) std::fprintf(stderr, "error: %s\n", error.c_str());
-    std::fprintf(stderr,
-                 "usage: %s [--config FILE] [--duration SIM_SECONDS (5)] [--scale X] [--trace FILE]\n"
-                 "          [--jitter-us N (0)] [--seed S] [--chaos] [--host-steps] [--no-threads]\n"
-                 "          [--web [HOST:]PORT]\n"
-                 "  --config FILE  scenario YAML: handler, time scale, world (type bullet), pacer\n"
-                 "  --trace FILE   Chrome trace JSON of every access (Perfetto, chrome://tracing)\n"
-                 "  --jitter-us N  every accessor thread sleeps 0..N us before each request and inside each access\n"
-                 "  --seed S       seed of the jitter and chaos random numbers (default: fresh each run)\n"
-                 "  --chaos        an operator thread pauses, steps, runs-until and resumes at random\n"
-                 "  --host-steps   StepThread::host: only the main thread steps Bullet (handler.run())\n"
-                 "  --scale X      pace at X times real time (default: the scenario's); 0: unpaced\n"
-                 "  --no-threads   reference: step Bullet directly, same controller at the same instants\n"
-                 "  --web [HOST:]PORT  serve the web console (loopback unless HOST says otherwise; port 0: a free one)\n"
-                 "stdin (one per line): pause, resume, step N, until T, scale X, revoke NAME, status, quit\n",
-                 argv0);
-    std::exit(2);
+    namespace po = simsync::examples::po;
+    simsync::examples::CommandLine cli;
+    cli.program = "simsync-bullet-host";
+    cli.synopsis = "[--config FILE] [--duration SIM_SECONDS] [--scale X] [--trace FILE]\n"
+                   "                           [--jitter-us N] [--seed S] [--chaos] [--host-steps] [--no-threads]\n"
+                   "                           [--web [HOST:]PORT]";
+    cli.summary = "A Bullet world behind a SimSyncHandler: a controller and three sensors on one simulated clock;\n"
+                  "prints trajectory_hash=<16 hex digits>, the same for every thread timing.";
+    cli.options.add_options()
+        ("config", po::value<std::string>()->value_name("FILE"),
+         "scenario YAML: handler, time, world (type bullet), pacer, clock (default: the embedded scenario)")
+        ("duration", po::value<double>()->value_name("SIM_SECONDS")->default_value(5.0, "5"),
+         "simulated seconds to run, in (0, 1e6]");
+    simsync::examples::add_scale_option(cli.options);
+    cli.options.add_options()
+        ("trace", po::value<std::string>()->value_name("FILE"),
+         "Chrome trace JSON of every access (Perfetto, chrome://tracing)")
+        ("jitter-us", po::value<std::int64_t>()->value_name("N")->default_value(0),
+         "every accessor thread sleeps 0..N us before each request and inside each access")
+        ("seed", po::value<std::string>()->value_name("S"),
+         "seed of the jitter and chaos random numbers (default: fresh each run)")
+        ("chaos", po::bool_switch(), "an operator thread pauses, steps, runs-until and resumes at random")
+        ("host-steps", po::bool_switch(), "StepThread::host: only the main thread steps Bullet (handler.run())")
+        ("no-threads", po::bool_switch(), "reference: step Bullet directly, same controller at the same instants");
+    cli.hidden.add_options()("slip-tick", po::value<std::int64_t>(), "test hook of --no-threads");
+    cli.epilogue = "stdin (one per line): pause, resume, step N, until T, scale X, revoke NAME, status, quit\n"
+                   "Exit status: 0 done, 1 failure while running, 2 bad option or scenario.";
+    return cli;
 }
 
-template <class T>
-T parse_number(const char* argv0, std::string_view option, std::string_view text)
+// Returns the options, or nullopt with the exit code (0 after --help, 2 after an error).
+std::optional<Options> parse_options(int argc, char** argv, int& exit_code)
 {
-    T value{};
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc{} || end != text.data() + text.size()) {
-        usage(argv0, std::string(option) + ": not a number: '" + std::string(text) + "'");
-    }
-    return value;
-}
-
-Options parse_options(int argc, char** argv)
-{
+    namespace po = simsync::examples::po;
     Options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view arg = argv[i];
-        auto value = [&]() -> std::string_view {
-            if (i + 1 >= argc) usage(argv[0], std::string(arg) + " needs a value");
-            return argv[++i];
-        };
-        if (arg == "--config") {
-            o.config_file = std::string(value());
-        } else if (arg == "--trace") {
-            o.trace_file = std::string(value());
-        } else if (arg == "--duration") {
-            o.duration_seconds = parse_number<double>(argv[0], arg, value());
-            if (!(o.duration_seconds > 0) || o.duration_seconds > 1e6) usage(argv[0], "--duration must be in (0, 1e6]");
-        } else if (arg == "--jitter-us") {
-            o.jitter_us = parse_number<std::int64_t>(argv[0], arg, value());
-            if (o.jitter_us < 0) usage(argv[0], "--jitter-us must be >= 0");
-        } else if (arg == "--seed") {
-            o.seed = parse_number<std::uint64_t>(argv[0], arg, value());
-        } else if (arg == "--scale") {
-            o.scale = parse_number<double>(argv[0], arg, value());
-            if (!(*o.scale >= 0)) usage(argv[0], "--scale must be >= 0");
-        } else if (arg == "--no-threads") {
-            o.no_threads = true;
-        } else if (arg == "--chaos") {
-            o.chaos = true;
-        } else if (arg == "--host-steps") {
-            o.host_steps = true;
-        } else if (arg == "--web") {
-            o.web = std::string(value());
+    auto values = simsync::examples::parse_command_line(argc, argv, command_line(), exit_code, [&](const po::variables_map& v) {
+        simsync::examples::check_duration_option(v);
+        simsync::examples::check_scale_option(v);
+        if (v["jitter-us"].as<std::int64_t>() < 0) simsync::examples::option_error("jitter-us", "must be >= 0");
+        if (v.count("seed") != 0) o.seed = simsync::examples::parse_unsigned_option("seed", v["seed"].as<std::string>());
+        if (v.count("slip-tick") != 0 && !v["no-threads"].as<bool>()) {
+            simsync::examples::option_error("slip-tick", "a test hook of --no-threads");
+        }
+        if (v.count("web") != 0) {
 #if SIMSYNC_EXAMPLES_WEB
             try {
-                simsync::web::parse_endpoint(o.web);
+                simsync::web::parse_endpoint(v["web"].as<std::string>());
             } catch (const simsync::Error& e) {
-                usage(argv[0], std::string("--web: ") + e.what());
+                simsync::examples::option_error("web", e.what());
             }
+            if (v["no-threads"].as<bool>()) simsync::examples::option_error("web", "watches a handler: not with --no-threads");
 #else
-            usage(argv[0], "--web: this build has no web console (simsync::web is off)");
+            simsync::examples::option_error("web", "this build has no web console (simsync::web is off)");
 #endif
-        } else if (arg == "--slip-tick") {
-            o.slip_tick = parse_number<std::int64_t>(argv[0], arg, value());
-        } else if (arg == "--help" || arg == "-h") {
-            usage(argv[0], "");
-        } else {
-            usage(argv[0], "unknown option '" + std::string(arg) + "'");
         }
-    }
-    if (o.slip_tick && !o.no_threads) usage(argv[0], "--slip-tick is a test hook of --no-threads");
-    if (!o.web.empty() && o.no_threads) usage(argv[0], "--web watches a handler: not with --no-threads");
+    });
+    if (!values) return std::nullopt;
+    const po::variables_map& v = *values;
+    if (v.count("config") != 0) o.config_file = v["config"].as<std::string>();
+    if (v.count("trace") != 0) o.trace_file = v["trace"].as<std::string>();
+    o.duration_seconds = v["duration"].as<double>();
+    o.jitter_us = v["jitter-us"].as<std::int64_t>();
+    o.no_threads = v["no-threads"].as<bool>();
+    o.chaos = v["chaos"].as<bool>();
+    o.host_steps = v["host-steps"].as<bool>();
+    if (v.count("slip-tick") != 0) o.slip_tick = v["slip-tick"].as<std::int64_t>();
+    if (v.count("web") != 0) o.web = v["web"].as<std::string>();
+    o.values = v;
     return o;
 }
 
@@ -201,7 +188,10 @@ HostSetup load_setup(const Options& options)
     const simsync::ConfigNode root = options.config_file.empty()
                                          ? simsync::ConfigNode::parse(kDefaultScenario, "<embedded scenario>")
                                          : simsync::ConfigNode::load_file(options.config_file);
-    const simsync::ScenarioConfig cfg = simsync::load_scenario(root);
+    // The Bullet adapter's world type: a bad scene fails here, at its place.
+    simsync::ScenarioExtensions extensions;
+    sb::register_world_type(extensions);
+    const simsync::ScenarioConfig cfg = simsync::load_scenario(root, extensions);
     // This host runs its own controller and sensors (the reference loop must
     // know them), so a scenario that lists others would be silently ignored.
     if (auto n = root.find("accessors")) n->fail("simsync-bullet-host runs its own controller and sensors; remove this");
@@ -218,10 +208,7 @@ HostSetup load_setup(const Options& options)
     setup.pacer = cfg.pacer;
     setup.clock = cfg.clock;
     setup.time_source = cfg.time_source;
-    if (options.scale) {
-        setup.paced = *options.scale > 0;
-        if (setup.paced) setup.scale = *options.scale;
-    }
+    simsync::examples::apply_scale_option(options.values, setup.paced, setup.scale);
     if (options.host_steps) setup.handler.step_thread = simsync::StepThread::host;
     return setup;
 }
@@ -666,7 +653,10 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
 
 int main(int argc, char** argv)
 {
-    const Options options = parse_options(argc, argv);
+    int exit_code = 0;
+    const std::optional<Options> parsed = parse_options(argc, argv, exit_code);
+    if (!parsed) return exit_code;
+    const Options& options = *parsed;
     HostSetup setup;
     try {
         setup = load_setup(options);
@@ -677,7 +667,11 @@ int main(int argc, char** argv)
     const simsync::SimDuration step = setup.handler.step;
     const simsync::SimTime end =
         simsync::round_to_grid(simsync::sim_time(std::chrono::duration<double>(options.duration_seconds)), step);
-    if (end <= simsync::kSimStart) usage(argv[0], "--duration is shorter than one step");
+    if (end <= simsync::kSimStart) {
+        std::fprintf(stderr, "simsync-bullet-host: --duration: shorter than one step (%s s)\n",
+                     simsync::format_seconds(step).c_str());
+        return 2;
+    }
     std::random_device device;
     const std::uint64_t seed =
         options.seed ? *options.seed : (std::uint64_t{device()} << 32) | std::uint64_t{device()};

@@ -3,13 +3,15 @@
 // operator pauses, steps and resumes without any of them noticing.
 //
 // Usage: simsync-demo [--config FILE] [--duration SIM_SECONDS] [--scale X]
-//                     [--clock-udp HOST:PORT] [--trace FILE] [--web [HOST:]PORT]
+//                     [--clock-udp HOST:PORT]... [--trace FILE] [--web [HOST:]PORT]
+// (--help lists them; --scale 0 runs unpaced.)
 // On a terminal: p pause, r resume, s step, + / - scale, q quit.
 // Otherwise one command per line on stdin: pause, resume, step N, until T,
 // scale X, revoke NAME, status, quit. --web serves the same controls, and a live
 // picture, to a browser.
 
 #include "balls_world.hpp"
+#include "command_line.hpp"
 #include "scenario.hpp"
 
 #if SIMSYNC_EXAMPLES_WEB
@@ -19,95 +21,98 @@
 #include <simsync/simsync.hpp>
 
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <string>
+#include <vector>
 
 namespace {
 
-const char* kUsage =
-    "usage: simsync-demo [--config FILE] [--duration SIM_SECONDS] [--scale X]\n"
-    "                    [--clock-udp HOST:PORT] [--trace FILE] [--web [HOST:]PORT]\n"
-    "  --web [HOST:]PORT  serve the web console (loopback unless HOST says otherwise; port 0: a free one)\n";
+namespace po = simsync::examples::po;
 
-struct Options {
-    std::string config_file;
-    double duration_s = 0; // 0: until quit
-    double scale = 0;      // 0: from the scenario
-    std::vector<simsync::ClockSinkConfig> clock_udp;
-    std::string trace_file;
-    std::string web;
-};
-
-bool parse_options(int argc, char** argv, Options& o)
+simsync::examples::CommandLine command_line()
 {
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        auto value = [&](const char* what) -> std::string {
-            if (i + 1 >= argc) throw std::invalid_argument(arg + " needs " + what);
-            return argv[++i];
-        };
-        auto number = [&](const char* what) {
-            const std::string v = value(what);
-            char* end = nullptr;
-            const double d = std::strtod(v.c_str(), &end);
-            if (end == v.c_str() || *end != '\0' || !(d > 0)) {
-                throw std::invalid_argument(arg + ": expected " + what + " > 0, got '" + v + "'");
-            }
-            return d;
-        };
-        if (arg == "--config") o.config_file = value("a file");
-        else if (arg == "--duration") o.duration_s = number("a number of simulated seconds");
-        else if (arg == "--scale") o.scale = number("a time scale");
-        else if (arg == "--clock-udp") o.clock_udp.push_back(simsync::parse_udp_sink(value("HOST:PORT")));
-        else if (arg == "--trace") o.trace_file = value("a file");
-        else if (arg == "--web") {
-            o.web = value("[HOST:]PORT");
-#if SIMSYNC_EXAMPLES_WEB
-            simsync::web::parse_endpoint(o.web); // throws naming what is wrong
-#else
-            throw std::invalid_argument("--web: this build has no web console (simsync::web is off)");
-#endif
-        }
-        else if (arg == "--help" || arg == "-h") return false;
-        else throw std::invalid_argument("unknown option '" + arg + "'");
-    }
-    return true;
+    simsync::examples::CommandLine cli;
+    cli.program = "simsync-demo";
+    cli.synopsis = "[--config FILE] [--duration SIM_SECONDS] [--scale X] [--clock-udp HOST:PORT]... [--trace FILE]\n"
+                   "                    [--web [HOST:]PORT]";
+    cli.summary = "Bouncing balls, sensor threads, a controller, a clock publisher and a pacer on one simulated clock.";
+    cli.options.add_options()
+        ("config", po::value<std::string>()->value_name("FILE"),
+         "scenario YAML (docs/config.md; default: the embedded scenario)")
+        ("duration", po::value<double>()->value_name("SIM_SECONDS"),
+         "run this many simulated seconds, then quit (default: until quit), in (0, 1e6]");
+    simsync::examples::add_scale_option(cli.options);
+    cli.options.add_options()
+        ("clock-udp", po::value<std::vector<std::string>>()->value_name("HOST:PORT")->composing(),
+         "also publish the clock to this UDP destination (repeatable)")
+        ("trace", po::value<std::string>()->value_name("FILE"),
+         "write a Chrome trace JSON of every grant (Perfetto, chrome://tracing)")
+        ("web", po::value<std::string>()->value_name("[HOST:]PORT"),
+         "serve the live web console (loopback unless HOST says otherwise; port 0: a free one, the URL is printed; "
+         "a non-loopback HOST requires the printed token for control)");
+    cli.epilogue =
+        "On a terminal: p pause, r resume, s step, + / - scale x2 / /2, q quit.\n"
+        "Otherwise one command per line on stdin: pause, resume, step N, until T, scale X, revoke NAME, status, quit.\n"
+        "--web serves the same commands, and a live picture, to a browser.\n"
+        "Exit status: 0 done, 1 failure while running, 2 bad option or scenario.";
+    return cli;
 }
 
 } // namespace
 
 int main(int argc, char** argv)
 {
-    Options options;
-    try {
-        if (!parse_options(argc, argv, options)) {
-            std::fputs(kUsage, stdout);
-            return 0;
-        }
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "simsync-demo: %s\n%s", e.what(), kUsage);
-        return 2;
-    }
+    std::vector<simsync::UdpSinkConfig> clock_udp;
+    int exit_code = 0;
+    const auto values = simsync::examples::parse_command_line(
+        argc, argv, command_line(), exit_code, [&](const po::variables_map& v) {
+            simsync::examples::check_duration_option(v);
+            simsync::examples::check_scale_option(v);
+            if (v.count("clock-udp") != 0) {
+                for (const std::string& text : v["clock-udp"].as<std::vector<std::string>>()) {
+                    try {
+                        clock_udp.push_back(simsync::parse_udp_sink(text));
+                    } catch (const simsync::Error& e) {
+                        simsync::examples::option_error("clock-udp", e.what());
+                    }
+                }
+            }
+            if (v.count("web") != 0) {
+#if SIMSYNC_EXAMPLES_WEB
+                try {
+                    simsync::web::parse_endpoint(v["web"].as<std::string>());
+                } catch (const simsync::Error& e) {
+                    simsync::examples::option_error("web", e.what());
+                }
+#else
+                simsync::examples::option_error("web", "this build has no web console (simsync::web is off)");
+#endif
+            }
+        });
+    if (!values) return exit_code;
 
+    simsync::ScenarioConfig config;
     try {
-        simsync::ScenarioConfig config = options.config_file.empty()
-                                             ? simsync::load_scenario_string(demo::kDefaultScenario, "<embedded scenario>")
-                                             : simsync::load_scenario_file(options.config_file);
-        if (options.scale > 0) config.time_scale = options.scale;
-        for (const auto& sink : options.clock_udp) config.clock.sinks.push_back(sink);
-
-        demo::RunOptions run;
-        if (options.duration_s > 0) {
-            run.end = simsync::sim_time(std::chrono::duration<double>(options.duration_s));
-        }
-        run.trace_file = options.trace_file;
-        run.web = options.web;
-        return demo::run_scenario(config, run);
-    } catch (const simsync::ConfigError& e) {
+        const simsync::ScenarioExtensions extensions = demo::scenario_extensions();
+        config = values->count("config") != 0
+                     ? simsync::load_scenario_file((*values)["config"].as<std::string>(), extensions)
+                     : simsync::load_scenario_string(demo::kDefaultScenario, "<embedded scenario>", extensions);
+        demo::check_scenario(config);
+    } catch (const simsync::Error& e) { // ConfigError: file:line:column: key: what
         std::fprintf(stderr, "simsync-demo: %s\n", e.what());
         return 2;
+    }
+    simsync::examples::apply_scale_option(*values, config.pacer.enabled, config.time_scale);
+    for (const auto& sink : clock_udp) config.clock.sinks.emplace_back(sink);
+
+    try {
+        demo::RunOptions run;
+        if (values->count("duration") != 0) {
+            run.end = simsync::sim_time(std::chrono::duration<double>((*values)["duration"].as<double>()));
+        }
+        if (values->count("trace") != 0) run.trace_file = (*values)["trace"].as<std::string>();
+        if (values->count("web") != 0) run.web = (*values)["web"].as<std::string>();
+        return demo::run_scenario(config, run);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "simsync-demo: %s\n", e.what());
         return 1;

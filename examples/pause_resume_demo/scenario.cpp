@@ -78,26 +78,34 @@ struct Participant {
 #endif
 };
 
-std::unique_ptr<BallsWorld> make_world(const simsync::ScenarioConfig& config)
-{
+constexpr const char* kWorldType = "bouncing_balls";
+
+struct BallsSettings {
     std::int64_t bodies = 3;
     double restitution = 0.9;
-    if (config.world) {
-        const simsync::ConfigNode& w = *config.world;
-        w.allow_only({"type", "bodies", "restitution"});
-        if (config.world_type != "bouncing_balls") {
-            w.at("type").fail("this program knows the world type bouncing_balls, got '" + config.world_type + "'");
-        }
-        if (auto n = w.find("bodies")) {
-            bodies = n->as_int();
-            if (bodies < 1 || bodies > 10000) n->fail("expected 1..10000 bodies");
-        }
-        if (auto n = w.find("restitution")) {
-            restitution = n->as_double();
-            if (restitution < 0 || restitution > 1) n->fail("expected a restitution in [0, 1]");
-        }
+};
+
+// @throws simsync::ConfigError naming the key.
+BallsSettings read_balls(const simsync::ConfigNode& w)
+{
+    BallsSettings b;
+    w.allow_only({"type", "bodies", "restitution"});
+    if (auto n = w.find("bodies")) {
+        b.bodies = n->as_int();
+        if (b.bodies < 1 || b.bodies > 10000) n->fail("expected 1..10000 bodies");
     }
-    return std::make_unique<BallsWorld>(static_cast<std::size_t>(bodies), restitution);
+    if (auto n = w.find("restitution")) {
+        b.restitution = n->as_double();
+        if (b.restitution < 0 || b.restitution > 1) n->fail("expected a restitution in [0, 1]");
+    }
+    return b;
+}
+
+std::unique_ptr<BallsWorld> make_world(const simsync::ScenarioConfig& config)
+{
+    // Checked at load (scenario_extensions): reading it again cannot fail.
+    const BallsSettings b = config.world ? read_balls(*config.world) : BallsSettings{};
+    return std::make_unique<BallsWorld>(static_cast<std::size_t>(b.bodies), b.restitution);
 }
 
 void write_trace(const std::string& file, const std::vector<std::unique_ptr<Participant>>& participants,
@@ -187,17 +195,33 @@ void print_summary(const std::vector<std::unique_ptr<Participant>>& participants
 
 } // namespace
 
-int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& options)
+simsync::ScenarioExtensions scenario_extensions()
+{
+    simsync::ScenarioExtensions extensions;
+    extensions.add_world_type(kWorldType, [](const simsync::ConfigNode& world) { read_balls(world); });
+    return extensions;
+}
+
+void check_scenario(const simsync::ScenarioConfig& config)
 {
     for (const auto& a : config.accessors) {
-        if (a.role == "controller" && a.mode != simsync::AccessMode::exclusive) {
-            throw std::invalid_argument("accessor '" + a.name + "': a controller writes, so it needs mode exclusive");
-        }
+        // The place of a key the scenario gave, or of the accessor for a default.
+        auto fail = [&](const char* key, const std::string& message) {
+            if (!a.node) throw std::invalid_argument("accessor '" + a.name + "': " + message);
+            if (auto n = a.node->find(key)) n->fail(message);
+            a.node->fail(message);
+        };
         if (a.role != "controller" && a.role != "sensor") {
-            throw std::invalid_argument("accessor '" + a.name + "': role must be sensor or controller, got '" +
-                                        a.role + "'");
+            fail("role", "expected a role of sensor or controller, got '" + a.role + "'");
+        }
+        if (a.role == "controller" && a.mode != simsync::AccessMode::exclusive) {
+            fail("mode", "a controller writes, so it needs mode: exclusive");
         }
     }
+}
+
+int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& options)
+{
     const auto world = make_world(config);
     simsync::SimSyncHandler handler(*world, config.handler);
     simsync::TimeScale scale(config.time_scale);
@@ -238,7 +262,7 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
         timer_config.name = t.name;
         timer_config.period = t.period;
         timer_config.offset = t.offset;
-        timer_config.clock = t.clock == "real" ? simsync::TimerClock::real : simsync::TimerClock::simulated;
+        timer_config.clock = t.clock;
         timer_config.wait_for_start = t.wait_for_start;
         timers.push_back(std::make_unique<simsync::PeriodicTimer>(
             timer_config, simsync::TimerContext{.handler = &handler, .signal = &timer_signal}));
@@ -271,6 +295,16 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
 #else
     if (!options.web.empty()) throw std::invalid_argument("--web: this build has no web console (simsync::web is off)");
 #endif
+
+    if (config.pacer.enabled) {
+        std::printf("simsync-demo: %zu accessors, dt %s s, paced at %gx (pacer period %s s)\n", config.accessors.size(),
+                    simsync::format_seconds(config.handler.step).c_str(), config.time_scale,
+                    simsync::format_seconds(config.pacer.period).c_str());
+    } else {
+        std::printf("simsync-demo: %zu accessors, dt %s s, unpaced (as fast as possible)\n", config.accessors.size(),
+                    simsync::format_seconds(config.handler.step).c_str());
+    }
+    std::fflush(stdout);
 
     const auto wall_start = WallClock::now();
     std::atomic<bool> quit{false};
@@ -321,7 +355,7 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
     if (pacer_stats) std::printf("%s\n", simsync::examples::pacer_summary(*pacer_stats).c_str());
     for (std::size_t i = 0; i < timers.size(); ++i) {
         std::printf("timer %s (%s, every %s s): %llu calls\n", config.timers[i].name.c_str(),
-                    config.timers[i].clock.c_str(), simsync::format_seconds(config.timers[i].period).c_str(),
+                    simsync::to_string(config.timers[i].clock), simsync::format_seconds(config.timers[i].period).c_str(),
                     static_cast<unsigned long long>(timer_calls[i]->load()));
     }
     if (config.clock.enabled) {

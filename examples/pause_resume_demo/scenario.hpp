@@ -12,6 +12,15 @@ namespace demo {
 // The scenario `simsync-demo` runs without --config.
 extern const char* const kDefaultScenario;
 
+// The demo's part of the scenario format: the `bouncing_balls` world type
+// (keys `bodies`, 1..10000, and `restitution`, 0..1), checked at load.
+simsync::ScenarioExtensions scenario_extensions();
+
+// What the format leaves to the program, checked right after loading: every
+// accessor's role is sensor or controller, and a controller (it writes) is
+// exclusive. @throws simsync::ConfigError at the offending key.
+void check_scenario(const simsync::ScenarioConfig& config);
+
 struct RunOptions {
     std::optional<simsync::SimTime> end; // run until this simulated time, then quit
     std::string trace_file;              // Chrome trace-event JSON of every grant

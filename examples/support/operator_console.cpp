@@ -3,6 +3,7 @@
 #include <simsync/operator_commands.hpp>
 
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -58,6 +59,17 @@ std::string status_line(const SimSyncHandler& handler, const RateMeter& meter, b
         line += buf;
     }
     return line;
+}
+
+std::string redraw_status(const std::string& line, int columns)
+{
+    std::string out = "\r";
+    if (columns > 1 && line.size() >= static_cast<std::size_t>(columns)) {
+        out += line.substr(0, static_cast<std::size_t>(columns - 1));
+    } else {
+        out += line;
+    }
+    return out + "\x1b[K";
 }
 
 std::string pacer_summary(const PacerStats& s)
@@ -209,7 +221,9 @@ void OperatorConsole::run()
         if (tty_) {
             for (const char c : *input) key(c);
             if (WallClock::now() - last_status >= std::chrono::milliseconds(250)) {
-                std::printf("\r%-100s", status_line(handler_, meter_, true).c_str());
+                winsize size{};
+                const int columns = ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 ? size.ws_col : 0;
+                std::fputs(redraw_status(status_line(handler_, meter_, true), columns).c_str(), stdout);
                 std::fflush(stdout);
                 last_status = WallClock::now();
             }

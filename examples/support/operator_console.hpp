@@ -49,6 +49,13 @@ private:
 // `verbose` appends who time waits for (the terminal display does, `status` not).
 std::string status_line(const SimSyncHandler& handler, const RateMeter& meter, bool verbose);
 
+// The bytes that redraw a terminal's status line in place: carriage return,
+// the line (cut to `columns` - 1 characters when the width is known, > 0, so it
+// never wraps onto a second row that a carriage return cannot reach), then
+// "erase to end of line" (ESC [ K), so a shorter line leaves nothing of a
+// longer one behind.
+std::string redraw_status(const std::string& line, int columns);
+
 // "pacer: N grants (... on time, ... late, ... unpaced), ... re-anchors; lateness
 // p50 ..., p99 ..., max ...; target factor x[, achieved y over the last window]".
 std::string pacer_summary(const PacerStats& stats);

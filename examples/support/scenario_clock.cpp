@@ -1,9 +1,12 @@
 #include "scenario_clock.hpp"
 
+#include <type_traits>
+#include <variant>
+
 namespace simsync::examples {
 
 ScenarioClock::ScenarioClock(SimSyncHandler& handler, const TimeScale& scale, const std::string& time_source,
-                             const ClockConfig& clock)
+                             const ClockConfig& clock, const ClockSinkMakers& makers)
 {
     if (!clock.enabled) return;
     source_ = make_time_source(time_source, {.handler = &handler, .time_scale = &scale});
@@ -11,7 +14,21 @@ ScenarioClock::ScenarioClock(SimSyncHandler& handler, const TimeScale& scale, co
     // rate that divides 1e9 (100 Hz, 1 kHz, ...), truncated otherwise.
     publisher_.emplace(handler, *source_, ClockPublisherConfig{.period = clock.schedule.nominal_period()});
     for (const ClockSinkConfig& sink : clock.sinks) {
-        publisher_->add_sink(std::make_unique<UdpClockSink>(sink.host, sink.port));
+        std::visit(
+            [&](const auto& s) {
+                using T = std::decay_t<decltype(s)>;
+                if constexpr (std::is_same_v<T, UdpSinkConfig>) {
+                    publisher_->add_sink(std::make_unique<UdpClockSink>(s.host, s.port));
+                } else {
+                    const auto maker = makers.find(s.kind);
+                    if (maker == makers.end()) {
+                        throw Error(errc::invalid_argument,
+                                    "this program cannot build a clock sink of kind '" + s.kind + "'");
+                    }
+                    publisher_->add_sink(maker->second(s.config));
+                }
+            },
+            sink);
     }
     publisher_->start();
 }

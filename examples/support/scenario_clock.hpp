@@ -1,25 +1,34 @@
 #pragma once
 // The clock publisher of a scenario, as the example programs run it: the time
-// source named in the scenario, a publisher at the clock's rate, a UDP sink per
-// configured destination, started on construction.
+// source named in the scenario, a publisher at the clock's rate, and a sink per
+// configured destination (UDP built in; a registered kind through the maker the
+// program gives for it), started on construction.
 
 #include <simsync/simsync.hpp>
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
 namespace simsync::examples {
 
+// Builds a sink of a registered kind (ScenarioExtensions::clock_sinks) from its
+// already validated node.
+using ClockSinkMaker = std::function<std::unique_ptr<ClockSink>(const ConfigNode&)>;
+using ClockSinkMakers = std::map<std::string, ClockSinkMaker, std::less<>>;
+
 // Copy/move: neither (the publisher's thread refers to it). Construct and destroy
 // on one thread; destruction (or stop()) ends the publisher.
 class ScenarioClock {
 public:
     // Does nothing if `clock.enabled` is false.
-    // @throws simsync::Error: unknown time source, unresolvable sink host.
+    // @throws simsync::Error: unknown time source, unresolvable sink host, a sink
+    //         kind without a maker in `makers`.
     ScenarioClock(SimSyncHandler& handler, const TimeScale& scale, const std::string& time_source,
-                  const ClockConfig& clock);
+                  const ClockConfig& clock, const ClockSinkMakers& makers = {});
     ScenarioClock(const ScenarioClock&) = delete;
     ScenarioClock& operator=(const ScenarioClock&) = delete;
 

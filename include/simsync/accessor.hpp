@@ -7,16 +7,44 @@
 #include <simsync/world.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <system_error>
 #include <typeinfo>
 
 namespace simsync {
 
+class Access;
+
 namespace detail {
 class Core;
 struct Slot;
+
+// The type-erased completion of an asynchronous request; simsync/asio.hpp
+// makes one from an Asio completion handler. The core calls exactly one of
+// `complete` (with the Access, or an empty one and the refusal), after its lock
+// is released; `poster` gives a function that runs a job (the step duty) on
+// the request's executor.
+class AsyncCompletion {
+public:
+    virtual ~AsyncCompletion() = default;
+    // True for an inline system: completed on the thread that steps the world.
+    virtual bool runs_inline() const noexcept = 0;
+    virtual void complete(std::error_code error, Access access) = 0;
+    virtual std::function<void(std::function<void()>)> poster() const = 0;
+};
+
+// Identifies one asynchronous request, for its cancellation.
+struct AsyncTicket {
+    std::weak_ptr<Core> core;
+    std::weak_ptr<Slot> slot;
+    std::uint64_t request = 0;
+};
+// Withdraws the request if it is still pending (completing it with
+// errc::cancelled); no-op otherwise. Any thread.
+void cancel_async(const AsyncTicket& ticket) noexcept;
 } // namespace detail
 
 /// Whether an accessor holds simulated time back between its accesses.
@@ -148,14 +176,23 @@ private:
 };
 
 /// A registered participant of the simulation, made by
-/// SimSyncHandler::register_accessor. Each request blocks until its access is
-/// granted or refused.
+/// SimSyncHandler::register_accessor. Four ways to wait for an access, mixed
+/// freely in one handler under the same grant rule and order:
+///  - a blocking request on a thread of its own (`request_access` and variants);
+///  - an asynchronous request completed on an Asio executor
+///    (`async_request_access` with a handler bound to an executor, a C++20
+///    coroutine with `use_awaitable`, ...: see simsync/asio.hpp);
+///  - an inline system: an asynchronous request whose completion handler has no
+///    executor of its own (or is wrapped in simsync::run_inline), completed on
+///    the thread that steps the world, right after the step, with no handoff;
+///  - `use_future` and any other Asio completion token.
 ///
 /// Copy: no. Move: yes.
-/// Thread safety: one request at a time per accessor; use one Accessor per
-/// thread. `set_kind`, `kind`, `name`, `registered` and `deregister` are safe
-/// from any thread; a deregister from another thread while the owner waits makes
-/// that request return `not_registered`.
+/// Thread safety: one request at a time per accessor (a second one, blocking or
+/// asynchronous, while one is pending or an access is held throws `busy`).
+/// `set_kind`, `kind`, `name`, `registered` and `deregister` are safe from any
+/// thread; a deregister from another thread while a request waits makes it end
+/// with `not_registered`.
 /// Destroying the Accessor deregisters it; an Access it was granted stays held
 /// until that Access is released or destroyed. It may outlive the
 /// SimSyncHandler: requests then return `stopped`.
@@ -163,13 +200,18 @@ private:
 /// Requests at a time `t`:
 ///  - `t` is rounded to the step grid with the handler's Rounding policy;
 ///  - a rounded time before the current time is refused with `time_passed`
-///    (exactly the current time is granted);
+///    (exactly the current time is granted). Once a step has begun, the
+///    handler has left the instant now() still reads: a free accessor, which
+///    holds nothing, that asks for that instant is refused (a lockstep one
+///    holds time, so the now() it reads stays grantable);
 ///  - the call blocks until the handler has stepped the world to the rounded time
 ///    and it is this accessor's turn at that instant (priority, then registration
 ///    order), then returns the Access. While waiting, the calling thread may be
 ///    asked to step the world itself (StepThread::any): that saves a thread handoff.
-///  - if the calling thread is a boost::thread and is interrupted while waiting,
-///    the request is withdrawn and boost::thread_interrupted propagates.
+///  - one way to cancel: a `std::stop_token` (blocking requests) or an Asio
+///    cancellation slot (asynchronous ones) withdraws the request, which ends
+///    with `cancelled`; like a timeout, a lockstep accessor then keeps holding
+///    time at the instant it asked for (it could ask again).
 class Accessor {
 public:
     Accessor() noexcept = default;
@@ -179,15 +221,42 @@ public:
     Accessor& operator=(const Accessor&) = delete;
     ~Accessor();
 
-    /// Blocks until the access at `t` is granted or refused.
-    Access request_access(SimTime t);
+    /// Blocks until the access at `t` is granted or refused; a stop requested
+    /// on `stop` meanwhile withdraws the request (`cancelled`).
+    Access request_access(SimTime t, std::stop_token stop = {});
     /// As request_access, but gives up with `timed_out` at the wall-clock `deadline`.
-    Access request_access_until(SimTime t, WallTime deadline);
+    Access request_access_until(SimTime t, WallTime deadline, std::stop_token stop = {});
     /// As request_access, but gives up with `timed_out` after `timeout` of wall time.
-    Access request_access_for(SimTime t, WallClock::duration timeout);
+    Access request_access_for(SimTime t, WallClock::duration timeout, std::stop_token stop = {});
     /// Grants only if that needs no waiting for another thread (the calling
     /// thread may step the world to `t` itself); otherwise `would_block`.
     Access try_request_access(SimTime t);
+
+    /// Starts an asynchronous request for `t` and returns at once; `token` says
+    /// how it completes, with the signature `void(std::error_code, Access)`: a
+    /// callback, `boost::asio::use_future`, `boost::asio::use_awaitable`, ...
+    /// The error is empty when the access is granted, else the refusal
+    /// (time_passed, stopped, not_registered, world_failed, cancelled).
+    ///  - A handler with an associated executor completes there (posted, never
+    ///    inside this call), and the request's executor may be asked to step the
+    ///    world on its way to the grant. Its executor's work count is held while
+    ///    the request is pending: keep the execution context alive (and running)
+    ///    until it completes, or cancel it first.
+    ///  - A handler without one (a plain lambda; simsync::run_inline) is an inline
+    ///    system: it completes on the thread that makes the grant possible, the
+    ///    one that stepped the world to `t` (StepThread::host: always the host
+    ///    thread), never with the handler's lock held. A request granted or
+    ///    refused at once may complete before this call returns. Requests made
+    ///    from inside an inline completion complete after it returns, never
+    ///    nested, so a system that re-arms itself does not grow the stack.
+    ///  - Terminal, partial or total cancellation through the handler's
+    ///    associated cancellation slot withdraws a pending request (`cancelled`).
+    /// The calling thread may step the world itself if this request is the next
+    /// to be granted (StepThread::any). Defined in simsync/asio.hpp: include it.
+    /// @throws simsync::Error: busy (a request pending or an access held),
+    ///         invalid_state (a moved-from Accessor).
+    template <class CompletionToken>
+    auto async_request_access(SimTime t, CompletionToken&& token);
 
     /// Switches between lockstep and free while the simulation runs. Becoming
     /// lockstep while idle holds time at the current time (the accessor could ask
@@ -209,6 +278,8 @@ private:
         : core_(std::move(core)), slot_(std::move(slot))
     {
     }
+    // The engine's side of async_request_access (simsync/asio.hpp).
+    detail::AsyncTicket start_async(SimTime t, std::unique_ptr<detail::AsyncCompletion> completion);
 
     std::shared_ptr<detail::Core> core_;
     std::shared_ptr<detail::Slot> slot_;

@@ -23,6 +23,7 @@ enum class errc {
     not_registered,  ///< the accessor was deregistered or revoked
     would_block,     ///< a try-request could not be granted without waiting
     world_failed,    ///< World::step threw; the handler stopped (see SimSyncHandler::failure)
+    cancelled,       ///< withdrawn through a std::stop_token or an Asio cancellation slot
     // Caller errors: thrown as simsync::Error.
     invalid_argument = 100, ///< a value out of range; the message names the field
     duplicate_name,         ///< an accessor of that name is already registered

@@ -65,6 +65,59 @@ const char* to_string(Diagnostic::Kind kind) noexcept;
 /// may call any member of the handler. Must not throw.
 using DiagnosticsCallback = std::function<void(const Diagnostic&)>;
 
+/// A change of how simulated time runs, as subscribers learn of it
+/// (SimSyncHandler::subscribe): the event replaces polling `state()` or
+/// `run_generation()`.
+struct HandlerEvent {
+    enum class Kind {
+        paused,         ///< pause()
+        resumed,        ///< resume()
+        stepping,       ///< step(n): `pause_at` is where it will pause
+        running_until,  ///< run_until(t): `pause_at` is where it will pause
+        target_reached, ///< a step(n) / run_until target was reached: now paused
+        stopped,        ///< stop(), or World::step threw
+    };
+    Kind kind = Kind::paused;
+    /// run_generation() right after the change (each event adds one).
+    std::uint64_t generation = 0;
+    /// The simulation time when it happened.
+    SimTime at{};
+    /// stepping, running_until: where time will pause.
+    std::optional<SimTime> pause_at;
+};
+const char* to_string(HandlerEvent::Kind kind) noexcept;
+
+/// Receives handler events. Called after the handler's lock is released, one
+/// event at a time and in generation order (never two at once, also when
+/// several threads act together), on the thread that made the change or on
+/// another thread that is delivering events at that moment; for
+/// target_reached, on the thread that stepped. It may call any member of the
+/// handler (an event it causes is delivered after it returns). Must not throw.
+using EventCallback = std::function<void(const HandlerEvent&)>;
+
+/// A subscription to handler events; destroying it (or reset()) unsubscribes.
+/// Copy: no. Move: yes. Thread safety: distinct objects: safe. Unsubscribing
+/// waits for a callback of this subscription running on another thread, so
+/// once it returns the callback is not running and will not be called again;
+/// unsubscribing from inside the callback itself is allowed.
+class Subscription {
+public:
+    Subscription() noexcept = default;
+    Subscription(Subscription&& other) noexcept;
+    Subscription& operator=(Subscription&& other) noexcept;
+    Subscription(const Subscription&) = delete;
+    Subscription& operator=(const Subscription&) = delete;
+    ~Subscription();
+    void reset() noexcept;
+    explicit operator bool() const noexcept { return id_ != 0; }
+
+private:
+    friend class detail::Core;
+    Subscription(std::weak_ptr<detail::Core> core, std::uint64_t id) noexcept : core_(std::move(core)), id_(id) {}
+    std::weak_ptr<detail::Core> core_;
+    std::uint64_t id_ = 0;
+};
+
 /// Configuration of a handler; fixed for its life.
 struct HandlerConfig {
     /// The physics step `dt`; the grid is `k * step`, k >= 0. Must be > 0.
@@ -144,7 +197,9 @@ struct Snapshot {
 /// instant the order is by priority, then registration order, never arrival
 /// order; a grant also waits for every lockstep accessor that could still ask
 /// for that instant ahead of it. An accessor that asks again at an instant it was
-/// already granted queues behind those that have not had that instant yet.
+/// already granted queues behind those that have not had that instant yet:
+/// repeats go in rounds, every accessor's n-th grant at T before any (n+1)-th
+/// (a asking three times and b twice, a first: a b a b a).
 /// Same config and same lockstep accessors: the same sequence of grants,
 /// whatever the thread timing.
 ///
@@ -195,11 +250,15 @@ public:
     /// Number of World::step calls so far (== now / step). Lock-free.
     std::uint64_t steps() const noexcept;
     HandlerState state() const;
-    /// Counts operator actions that change how time runs: pause, resume, step,
-    /// run_until and stop each add one. Lock-free. An accessor that keeps its own
-    /// relation to wall time (a pacing view, a clock publisher) compares it between
-    /// grants to notice a pause, a single step or a resume it did not see.
+    /// Counts the changes of how time runs: pause, resume, step, run_until,
+    /// stop and reaching a step/run_until target each add one (each is a
+    /// HandlerEvent). Lock-free.
     std::uint64_t run_generation() const noexcept;
+
+    /// Calls `callback` for every later HandlerEvent (see EventCallback for the
+    /// thread) until the returned Subscription is destroyed. Any thread.
+    /// @throws simsync::Error (invalid_argument) if `callback` is empty.
+    Subscription subscribe(EventCallback callback);
 
     /// Stops the advance of time. Requests at the current instant are still served,
     /// so accessors come to rest at their next future request. Returns once time
@@ -217,7 +276,8 @@ public:
     void stop();
 
     /// Host mode (StepThread::host): steps the world on the calling thread whenever
-    /// a grant needs it, until stop(). In `any` mode it just waits for stop().
+    /// a grant needs it, and runs the inline systems' completions, until stop().
+    /// In `any` mode it just waits for stop().
     /// @throws simsync::Error (invalid_state) if called twice at once, or by a
     ///         thread that holds an access (no step could happen while it does).
     void run();

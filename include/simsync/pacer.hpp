@@ -297,8 +297,8 @@ struct PacerSectionConfig; // config.hpp
 /// The PacerConfig that a scenario's `pacer:` section describes: its period,
 /// catch-up policy and limit and spin tail; the other fields keep their defaults.
 /// Whether to pace at all (`section.enabled`) is the caller's decision. Any thread.
-/// @throws simsync::Error (invalid_argument) for an unknown catch-up policy (a
-///         section from load_scenario never has one).
+/// The values are copied as they are: RealTimePacer checks them (load_scenario
+/// has checked a section it read).
 PacerConfig pacer_config(const PacerSectionConfig& section);
 
 /// What a RealTimePacer has done so far.

@@ -2,7 +2,6 @@
 #include <simsync/error.hpp>
 #include <simsync/pacer.hpp>
 
-#include <boost/thread/thread.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -81,7 +80,7 @@ PacerConfig pacer_config(const PacerSectionConfig& section)
 {
     PacerConfig config;
     config.period = section.period;
-    config.catch_up = parse_catch_up(section.catch_up);
+    config.catch_up = section.catch_up;
     config.max_catch_up = section.catch_up_limit;
     config.spin_tail = section.spin_tail;
     return config;
@@ -402,7 +401,8 @@ struct RealTimePacer::Impl {
     std::mutex wait_mutex;
     std::condition_variable wait_cv;
     std::mutex join_mutex;
-    boost::thread thread;
+    std::stop_source stop_source; // withdraws a blocked request_access on stop()
+    std::thread thread;
 
     mutable std::mutex stats_mutex;
     PacerStats counters; // lateness / achieved_factor / target / elapsed filled on read
@@ -474,7 +474,7 @@ void RealTimePacer::Impl::loop()
     SimTime next = first_request;
     for (;;) {
         if (stop_requested()) return;
-        Access access = accessor.request_access(next);
+        Access access = accessor.request_access(next, stop_source.get_token());
         if (!access) {
             // stopped, world_failed, or not_registered (revoked). time_passed
             // cannot happen: we hold time at every instant we ask for next.
@@ -548,8 +548,6 @@ void RealTimePacer::Impl::run() noexcept
 #endif
     try {
         loop();
-    } catch (const boost::thread_interrupted&) {
-        // stop(): the request was withdrawn.
     } catch (...) {
         std::lock_guard<std::mutex> guard(stats_mutex);
         failure = std::current_exception();
@@ -568,7 +566,7 @@ RealTimePacer::RealTimePacer(SimSyncHandler& handler, const TimeScale& scale, Pa
     // returns (it waits for a step in flight): the instant we hold.
     impl.first_request = handler.now();
     impl.started = impl.clock.steady_now();
-    impl.thread = boost::thread([&impl] { impl.run(); });
+    impl.thread = std::thread([&impl] { impl.run(); });
 }
 
 RealTimePacer::~RealTimePacer() { stop(); }
@@ -582,8 +580,8 @@ void RealTimePacer::stop()
     }
     impl.wait_cv.notify_all();
     std::lock_guard<std::mutex> guard(impl.join_mutex);
-    if (impl.thread.joinable() && impl.thread.get_id() != boost::this_thread::get_id()) {
-        impl.thread.interrupt(); // leaves a blocked request_access
+    if (impl.thread.joinable() && impl.thread.get_id() != std::this_thread::get_id()) {
+        impl.stop_source.request_stop(); // leaves a blocked request_access
         impl.thread.join();
     }
 }

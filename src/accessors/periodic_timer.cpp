@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -278,7 +279,10 @@ struct PeriodicTimer::Impl : std::enable_shared_from_this<PeriodicTimer::Impl> {
         // Registered without a first request: it holds time at the current time,
         // which is handler.now() once registration returns (it waits for a step
         // in flight), so the first instant computed from now() is never passed.
-        Accessor accessor = handler.register_accessor(config.name, options);
+        // start_async registers on the starting thread instead, so time cannot
+        // move between start_async returning and the timer's thread starting.
+        Accessor accessor = preregistered ? std::move(*preregistered) : handler.register_accessor(config.name, options);
+        preregistered.reset();
         if (!wait_for_start()) return;
 
         const nanoseconds period = config.period;
@@ -336,6 +340,7 @@ struct PeriodicTimer::Impl : std::enable_shared_from_this<PeriodicTimer::Impl> {
     // Guards `thread`: two threads calling stop() must not both join it.
     std::mutex join_mutex;
     std::thread thread;
+    std::optional<Accessor> preregistered; // set by start_async before the thread exists
 
     boost::asio::io_context io;
     boost::asio::system_timer asio_timer{io};
@@ -390,6 +395,12 @@ void PeriodicTimer::start_async(TimerCallback callback)
     impl_->claim(callback);
     std::lock_guard<std::mutex> guard(impl_->join_mutex);
     try {
+        if (impl_->config.clock == TimerClock::simulated) {
+            AccessorOptions options;
+            options.kind = AccessorKind::lockstep;
+            options.priority = impl_->config.priority;
+            impl_->preregistered.emplace(impl_->context.handler->register_accessor(impl_->config.name, options));
+        }
         impl_->thread = std::thread([self = impl_, callback = std::move(callback)] {
             try {
                 self->run(callback);
@@ -399,6 +410,7 @@ void PeriodicTimer::start_async(TimerCallback callback)
             }
         });
     } catch (...) {
+        impl_->preregistered.reset();
         std::lock_guard<std::mutex> inner(impl_->mutex);
         impl_->run_state = Impl::Run::finished;
         throw;

@@ -2,6 +2,8 @@
 
 #include "core.hpp"
 
+#include <utility>
+
 namespace simsync {
 
 // ----------------------------------------------------------------------- Access
@@ -79,25 +81,68 @@ Accessor& Accessor::operator=(Accessor&& other) noexcept
 
 Accessor::~Accessor() { deregister(); }
 
-Access Accessor::request_access(SimTime t) { return request_access_until(t, WallTime::max()); }
-
-Access Accessor::request_access_until(SimTime t, WallTime deadline)
+Access Accessor::request_access(SimTime t, std::stop_token stop)
 {
-    if (!slot_) throw Error(errc::invalid_state, "request on an empty (moved-from) Accessor");
-    return core_->request(slot_, t, deadline, false);
+    return request_access_until(t, WallTime::max(), std::move(stop));
 }
 
-Access Accessor::request_access_for(SimTime t, WallClock::duration timeout)
+Access Accessor::request_access_until(SimTime t, WallTime deadline, std::stop_token stop)
+{
+    if (!slot_) throw Error(errc::invalid_state, "request on an empty (moved-from) Accessor");
+    return core_->request(slot_, t, deadline, false, stop);
+}
+
+Access Accessor::request_access_for(SimTime t, WallClock::duration timeout, std::stop_token stop)
 {
     const auto now = WallClock::now();
     const auto deadline = timeout >= WallTime::max() - now ? WallTime::max() : now + timeout;
-    return request_access_until(t, deadline);
+    return request_access_until(t, deadline, std::move(stop));
 }
 
 Access Accessor::try_request_access(SimTime t)
 {
     if (!slot_) throw Error(errc::invalid_state, "request on an empty (moved-from) Accessor");
-    return core_->request(slot_, t, WallTime::max(), true);
+    return core_->request(slot_, t, WallTime::max(), true, std::stop_token{});
+}
+
+detail::AsyncTicket Accessor::start_async(SimTime t, std::unique_ptr<detail::AsyncCompletion> completion)
+{
+    if (!slot_) throw Error(errc::invalid_state, "async request on an empty (moved-from) Accessor");
+    return core_->start_async(slot_, t, std::move(completion));
+}
+
+void detail::cancel_async(const AsyncTicket& ticket) noexcept
+{
+    const auto core = ticket.core.lock();
+    const auto slot = ticket.slot.lock();
+    if (core && slot) core->cancel_async(*slot, ticket.request);
+}
+
+// ----------------------------------------------------------------- Subscription
+
+Subscription::Subscription(Subscription&& other) noexcept
+    : core_(std::move(other.core_)), id_(std::exchange(other.id_, 0))
+{
+}
+
+Subscription& Subscription::operator=(Subscription&& other) noexcept
+{
+    if (this != &other) {
+        reset();
+        core_ = std::move(other.core_);
+        id_ = std::exchange(other.id_, 0);
+    }
+    return *this;
+}
+
+Subscription::~Subscription() { reset(); }
+
+void Subscription::reset() noexcept
+{
+    if (id_ == 0) return;
+    if (const auto core = core_.lock()) core->unsubscribe(id_);
+    id_ = 0;
+    core_.reset();
 }
 
 void Accessor::set_kind(AccessorKind kind)
@@ -145,6 +190,7 @@ Rounding SimSyncHandler::rounding() const noexcept { return core_->config().roun
 std::uint64_t SimSyncHandler::steps() const noexcept { return core_->steps(); }
 HandlerState SimSyncHandler::state() const { return core_->state(); }
 std::uint64_t SimSyncHandler::run_generation() const noexcept { return core_->run_generation(); }
+Subscription SimSyncHandler::subscribe(EventCallback callback) { return core_->subscribe(std::move(callback)); }
 void SimSyncHandler::pause() { core_->pause(); }
 void SimSyncHandler::resume() { core_->resume(); }
 void SimSyncHandler::step(std::uint64_t n) { core_->step(n); }
@@ -175,6 +221,19 @@ const char* to_string(HandlerState state) noexcept
     case HandlerState::running: return "running";
     case HandlerState::paused: return "paused";
     case HandlerState::stopped: return "stopped";
+    }
+    return "?";
+}
+
+const char* to_string(HandlerEvent::Kind kind) noexcept
+{
+    switch (kind) {
+    case HandlerEvent::Kind::paused: return "paused";
+    case HandlerEvent::Kind::resumed: return "resumed";
+    case HandlerEvent::Kind::stepping: return "stepping";
+    case HandlerEvent::Kind::running_until: return "running_until";
+    case HandlerEvent::Kind::target_reached: return "target_reached";
+    case HandlerEvent::Kind::stopped: return "stopped";
     }
     return "?";
 }

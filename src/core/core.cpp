@@ -1,6 +1,5 @@
 #include "core.hpp"
 
-#include <boost/thread/exceptions.hpp>
 
 #include <algorithm>
 #include <cassert>
@@ -184,14 +183,19 @@ void Core::detach(Slot& s, bool revoked)
         s.revoked.store(true);
         end_hold(s);
     }
-    if (s.activity == Activity::waiting && s.step_duty) {
+    const bool was_waiting = s.activity == Activity::waiting;
+    if (was_waiting && s.step_duty) {
         // It was asked to step but has not started: hand the duty back.
         s.step_duty = false;
         stepping_ = false;
     }
     s.activity = Activity::idle;
     s.since = WallClock::now();
-    wake(s);
+    if (was_waiting && s.waiting != Waiting::thread) {
+        complete_async(s, errc::not_registered);
+    } else {
+        wake(s);
+    }
 }
 
 void Core::end_hold(Slot& s)
@@ -209,7 +213,21 @@ void Core::end_hold(Slot& s)
 
 // --------------------------------------------------------------------- request
 
-Access Core::request(const std::shared_ptr<Slot>& slot, SimTime t, WallTime deadline, bool try_only)
+Access Core::make_access(Slot& s)
+{
+    Access access;
+    access.core_ = shared_from_this();
+    access.slot_ = s.shared_from_this();
+    access.world_ = &world_;
+    access.requested_ = s.requested;
+    access.granted_ = now_;
+    access.mode_ = s.options.mode;
+    access.sequence_ = s.hold_sequence;
+    return access;
+}
+
+Access Core::request(const std::shared_ptr<Slot>& slot, SimTime t, WallTime deadline, bool try_only,
+                     const std::stop_token& stop)
 {
     Slot& s = *slot;
     Lock lock(mutex_);
@@ -221,11 +239,102 @@ Access Core::request(const std::shared_ptr<Slot>& slot, SimTime t, WallTime dead
                                     (s.activity == Activity::holding ? "holds an access"
                                                                      : "is waiting in another request"));
     }
+    if (stop.stop_requested()) return Access(errc::cancelled, t);
     const SimTime at = round(t);
     if (at < effective_now()) return Access(errc::time_passed, t);
 
     if (s.bound_hook.is_linked()) bounds_.erase(bounds_.iterator_to(s));
     s.activity = Activity::waiting;
+    s.waiting = Waiting::thread;
+    s.since = WallClock::now();
+    s.request_time = at;
+    s.requested = t;
+    s.last_time = at;
+    s.granted = false;
+    s.step_duty = false;
+    s.cancelled = false;
+    ++s.request_id;
+    s.thread = std::this_thread::get_id();
+    s.pending_key = Key{at.time_since_epoch().count(), s.round_at(at), s.options.priority, s.order};
+    pending_.insert(s);
+    s.waiter.reset();
+    arm_watchdog();
+    advance(lock, &s);
+
+    // A stop request wakes the waiting thread, which withdraws below. The
+    // callback only touches the Waiter (thread-safe), never the core's lock.
+    struct NotifyWaiter {
+        Slot* slot;
+        void operator()() const noexcept { slot->waiter.notify(); }
+    };
+    std::optional<std::stop_callback<NotifyWaiter>> on_stop;
+    if (stop.stop_possible()) on_stop.emplace(stop, NotifyWaiter{&s});
+
+    for (;;) {
+        if (s.granted) return make_access(s);
+        if (!s.registered.load()) return Access(errc::not_registered, t);
+        if (stopped_) {
+            withdraw(s);
+            return Access(stop_reason(), t);
+        }
+        const bool cancel = stop.stop_requested();
+        if (s.step_duty && !cancel) {
+            s.step_duty = false;
+            run_steps(lock);
+            continue;
+        }
+        if (cancel || try_only || WallClock::now() >= deadline) {
+            if (s.step_duty) { // hand an unstarted duty back: advance() gives it to the next in line
+                s.step_duty = false;
+                stepping_ = false;
+            }
+            withdraw(s);
+            advance(lock, nullptr);
+            return Access(cancel ? errc::cancelled : try_only ? errc::would_block : errc::timed_out, t);
+        }
+        // Inline completions delivered on this thread may have changed our
+        // state (even granted us): look again before sleeping.
+        if (flush_and_unlock(lock)) {
+            lock.lock();
+            continue;
+        }
+        s.waiter.wait_until(deadline);
+        lock.lock();
+    }
+}
+
+AsyncTicket Core::start_async(const std::shared_ptr<Slot>& slot, SimTime t, std::unique_ptr<AsyncCompletion> completion)
+{
+    Slot& s = *slot;
+    Lock lock(mutex_);
+    WakeOnExit wake_on_exit{*this, lock};
+    if (s.activity != Activity::idle) {
+        throw Error(errc::busy, "accessor '" + s.name + "' asked for " + describe(t) + " while it " +
+                                    (s.activity == Activity::holding ? "holds an access"
+                                                                     : "is waiting in another request"));
+    }
+    AsyncTicket ticket{weak_from_this(), slot, ++s.request_id};
+    const bool runs_inline = completion->runs_inline();
+    s.requested = t;
+    std::error_code refusal;
+    const SimTime at = round(t);
+    if (!s.registered.load()) refusal = errc::not_registered;
+    else if (stopped_) refusal = stop_reason();
+    else if (at < effective_now()) refusal = errc::time_passed;
+    if (refusal) {
+        Delivery d;
+        d.kind = Delivery::Kind::complete;
+        d.slot = slot;
+        d.completion = std::move(completion);
+        d.error = refusal;
+        d.runs_inline = runs_inline;
+        deliveries_.push_back(std::move(d));
+        return ticket;
+    }
+    if (s.bound_hook.is_linked()) bounds_.erase(bounds_.iterator_to(s));
+    s.activity = Activity::waiting;
+    s.waiting = runs_inline ? Waiting::inline_system : Waiting::executor;
+    s.completion = std::move(completion);
     s.since = WallClock::now();
     s.request_time = at;
     s.last_time = at;
@@ -234,57 +343,47 @@ Access Core::request(const std::shared_ptr<Slot>& slot, SimTime t, WallTime dead
     s.thread = std::this_thread::get_id();
     s.pending_key = Key{at.time_since_epoch().count(), s.round_at(at), s.options.priority, s.order};
     pending_.insert(s);
-    s.waiter.reset();
     arm_watchdog();
+    // The initiating thread steps if this request is next: no post, no handoff.
     advance(lock, &s);
+    return ticket;
+}
 
-    for (;;) {
-        if (s.granted) {
-            Access access;
-            access.core_ = shared_from_this();
-            access.slot_ = slot;
-            access.world_ = &world_;
-            access.requested_ = t;
-            access.granted_ = now_;
-            access.mode_ = s.options.mode;
-            access.sequence_ = s.hold_sequence;
-            return access;
-        }
-        if (!s.registered.load()) return Access(errc::not_registered, t);
-        if (stopped_) {
-            withdraw(s);
-            return Access(stop_reason(), t);
-        }
-        if (s.step_duty) {
-            s.step_duty = false;
-            run_steps(lock);
-            continue;
-        }
-        if (try_only || WallClock::now() >= deadline) {
-            withdraw(s);
-            advance(lock, nullptr);
-            return Access(try_only ? errc::would_block : errc::timed_out, t);
-        }
-        flush_and_unlock(lock);
-        try {
-            s.waiter.wait_until(deadline);
-        } catch (const boost::thread_interrupted&) {
-            lock.lock();
-            if (s.granted) {
-                // Granted just before the interruption: give it back.
-                release(s, s.hold_sequence, std::nullopt, lock);
-            } else if (s.registered.load() && s.activity == Activity::waiting) {
-                if (s.step_duty) {
-                    s.step_duty = false;
-                    stepping_ = false;
-                }
-                withdraw(s);
-                advance(lock, nullptr);
-            }
-            throw;
-        }
-        lock.lock();
+void Core::cancel_async(Slot& s, std::uint64_t request) noexcept
+{
+    Lock lock(mutex_);
+    WakeOnExit wake_on_exit{*this, lock};
+    if (s.activity != Activity::waiting || s.waiting == Waiting::thread || s.request_id != request) return;
+    if (s.step_duty) {
+        s.step_duty = false;
+        stepping_ = false;
     }
+    withdraw(s);
+    complete_async(s, errc::cancelled);
+    advance(lock, nullptr);
+}
+
+void Core::complete_async(Slot& s, std::error_code error)
+{
+    Delivery d;
+    d.kind = Delivery::Kind::complete;
+    d.slot = s.shared_from_this();
+    d.completion = std::move(s.completion);
+    d.error = error;
+    d.runs_inline = s.waiting == Waiting::inline_system;
+    deliveries_.push_back(std::move(d));
+}
+
+// A step duty posted to an asynchronous request's executor.
+void Core::carry_duty(const std::shared_ptr<Slot>& slot)
+{
+    Lock lock(mutex_);
+    WakeOnExit wake_on_exit{*this, lock};
+    Slot& s = *slot;
+    if (!s.step_duty || s.activity != Activity::waiting) return; // withdrawn, or handed back meanwhile
+    s.step_duty = false;
+    run_steps(lock);
+    advance(lock, nullptr);
 }
 
 // Takes a waiting slot out of the queue. A lockstep accessor keeps holding time
@@ -334,22 +433,95 @@ void Core::release(Slot& s, std::uint64_t sequence, std::optional<SimTime> next,
 void Core::wake(Slot& s)
 {
     // A thread never needs waking for its own request: it is running, and checks
-    // its flags before it waits.
+    // its flags before it waits (flush_and_unlock says when it must look again).
     if (s.thread == std::this_thread::get_id()) return;
     wakes_.push_back(s.shared_from_this());
 }
 
-void Core::flush_and_unlock(Lock& lock)
+namespace {
+
+// Per thread: whether it is inside the delivery loop of flush_and_unlock, and
+// the inline completions it still has to run. A completion that makes another
+// request, releases, or acts as an operator queues what that produces here
+// instead of running it nested, so systems that re-arm never grow the stack.
+thread_local bool t_delivering = false;
+thread_local std::vector<Delivery> t_inline;
+
+} // namespace
+
+void Core::run_inline_completion(Delivery& d)
+{
+    d.slot->holder_thread.store(std::this_thread::get_id(), std::memory_order_relaxed);
+    try {
+        d.completion->complete(d.error, std::move(d.access));
+    } catch (...) {
+        // An inline system runs on whichever thread stepped: its exception
+        // cannot go to its own caller. Like a World::step that throws, it stops
+        // the simulation, and failure() tells why.
+        Lock lock(mutex_);
+        if (!failure_) failure_ = std::current_exception();
+        stop_locked();
+        flush_and_unlock(lock); // nested: queued to this thread's loop
+    }
+    d.completion.reset(); // the handler's state dies here, on this thread
+}
+
+void Core::deliver(Delivery& d, bool run_inline)
+{
+    switch (d.kind) {
+    case Delivery::Kind::duty:
+        d.poster([core = shared_from_this(), slot = d.slot] { core->carry_duty(slot); });
+        return;
+    case Delivery::Kind::complete:
+        if (!d.runs_inline) {
+            d.completion->complete(d.error, std::move(d.access)); // posts to its executor
+            return;
+        }
+        if (run_inline && !t_delivering) {
+            run_inline_completion(d);
+        } else {
+            t_inline.push_back(std::move(d));
+        }
+        return;
+    }
+}
+
+bool Core::flush_and_unlock(Lock& lock, bool run_inline)
 {
     // Per-thread scratch: swapping keeps both buffers' capacity, so steady-state
-    // grants allocate nothing.
-    thread_local std::vector<std::shared_ptr<Slot>> batch;
+    // grants allocate nothing. Not while this thread is already delivering
+    // (the outer loop owns the scratch then): a local buffer.
+    thread_local std::vector<std::shared_ptr<Slot>> scratch;
+    std::vector<std::shared_ptr<Slot>> nested;
+    std::vector<std::shared_ptr<Slot>>& batch = t_delivering ? nested : scratch;
     batch.swap(wakes_);
+    thread_local std::vector<Delivery> scratch_deliveries;
+    std::vector<Delivery> nested_deliveries;
+    std::vector<Delivery>& others = t_delivering ? nested_deliveries : scratch_deliveries;
+    if (!deliveries_.empty()) others.swap(deliveries_);
     const bool notify_state = state_waiters_ > 0;
+    const bool events = !events_.empty() && !delivering_events_;
     lock.unlock();
     for (const auto& slot : batch) slot->waiter.notify();
     batch.clear();
+    for (Delivery& d : others) deliver(d, false); // inline completions wait in t_inline
+    others.clear();
     if (notify_state) state_cv_.notify_all();
+    if (events) {
+        lock.lock();
+        deliver_events(lock); // unlocks
+    }
+    if (!run_inline || t_delivering || t_inline.empty()) return events;
+    // The outermost loop of this thread: run the inline completions in order,
+    // including those that running them queues.
+    t_delivering = true;
+    for (std::size_t i = 0; i < t_inline.size(); ++i) {
+        Delivery d = std::move(t_inline[i]);
+        run_inline_completion(d);
+    }
+    t_inline.clear();
+    t_delivering = false;
+    return true;
 }
 
 // ------------------------------------------------------------ the grant engine
@@ -376,11 +548,26 @@ void Core::advance(Lock& lock, Slot* self)
     }
     Slot* next = pending_.empty() ? nullptr : &*pending_.begin();
     if (next != nullptr && next != self) {
-        next->step_duty = true;
-        wake(*next);
-        return;
+        switch (next->waiting) {
+        case Waiting::thread:
+            next->step_duty = true;
+            wake(*next);
+            return;
+        case Waiting::executor: {
+            // The request's executor steps on its way to the grant.
+            next->step_duty = true;
+            Delivery d;
+            d.kind = Delivery::Kind::duty;
+            d.slot = next->shared_from_this();
+            d.poster = next->completion->poster();
+            deliveries_.push_back(std::move(d));
+            return;
+        }
+        case Waiting::inline_system:
+            break; // inline systems have no thread: the caller steps for them
+        }
     }
-    run_steps(lock); // our own request is next, or only an operator target remains
+    run_steps(lock); // our own request is next, an inline system's, or only an operator target remains
 }
 
 std::optional<SimTime> Core::step_goal() const
@@ -411,7 +598,7 @@ void Core::run_steps(Lock& lock)
         if (registrations_waiting_ > 0) {
             // A registration waits for the step that just ended: let it in
             // before the next one (see settle).
-            flush_and_unlock(lock);
+            flush_and_unlock(lock, false);
             lock.lock();
             ++state_waiters_;
             state_cv_.wait(lock, [&] { return registrations_waiting_ == 0 || stopped_; });
@@ -420,7 +607,7 @@ void Core::run_steps(Lock& lock)
         }
         step_in_flight_ = true;
         stepper_ = std::this_thread::get_id();
-        flush_and_unlock(lock);
+        flush_and_unlock(lock, false); // inline completions run once the stepping ends
         try {
             world_.step(config_.step);
         } catch (...) {
@@ -438,7 +625,10 @@ void Core::run_steps(Lock& lock)
         steps_.fetch_add(1, std::memory_order_acq_rel);
         last_progress_ = WallClock::now();
         if (stall_reported_) watchdog_cv_.notify_one();
-        if (target_ && now_ >= *target_) target_.reset();
+        if (target_ && now_ >= *target_) {
+            target_.reset();
+            if (now_ >= limit_) record_event(HandlerEvent::Kind::target_reached);
+        }
     }
     stepping_ = false;
     grant_at_now();
@@ -481,15 +671,32 @@ void Core::grant(Slot& s)
         holders_.insert(s);
     }
     s.activity = Activity::holding;
-    s.holder_thread = s.thread;
     held_.push_back(s);
     s.since = WallClock::now();
     last_progress_ = s.since;
     if (stall_reported_) watchdog_cv_.notify_one();
-    s.granted = true;
     s.hold_sequence = grant_sequence_++;
     ++s.grants;
-    wake(s);
+    if (s.waiting == Waiting::thread) {
+        s.holder_thread.store(s.thread, std::memory_order_relaxed);
+        s.granted = true;
+        wake(s);
+        return;
+    }
+    s.holder_thread.store(std::thread::id{}, std::memory_order_relaxed);
+    Delivery d;
+    d.kind = Delivery::Kind::complete;
+    d.slot = s.shared_from_this();
+    d.completion = std::move(s.completion);
+    d.access = make_access(s);
+    d.runs_inline = s.waiting == Waiting::inline_system;
+    if (d.runs_inline && config_.step_thread == StepThread::host && std::this_thread::get_id() != host_thread_) {
+        // Host mode: the world belongs to the host thread, and so do inline systems.
+        host_inline_.push_back(std::move(d));
+        host_waiter_.notify();
+        return;
+    }
+    deliveries_.push_back(std::move(d));
 }
 
 // ------------------------------------------------------------ operator control
@@ -510,9 +717,9 @@ void Core::pause()
 {
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
-    run_generation_.fetch_add(1, std::memory_order_acq_rel);
     limit_ = effective_now();
     target_.reset();
+    record_event(HandlerEvent::Kind::paused);
     // Return with time stopped: a step in flight completes first (one World::step),
     // so whoever asks next sees "paused" and a time that no longer moves. Not if
     // the step in flight is this very thread's (pause called from World::step).
@@ -527,10 +734,10 @@ void Core::resume()
 {
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
-    run_generation_.fetch_add(1, std::memory_order_acq_rel);
     last_progress_ = WallClock::now(); // the stall watchdog counts from the operator's action
     limit_ = kSimTimeMax;
     target_.reset();
+    record_event(HandlerEvent::Kind::resumed);
     arm_watchdog();
     advance(lock, nullptr);
 }
@@ -539,13 +746,13 @@ void Core::step(std::uint64_t n)
 {
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
-    run_generation_.fetch_add(1, std::memory_order_acq_rel);
     last_progress_ = WallClock::now(); // the stall watchdog counts from the operator's action
     const SimTime base = limit_ == kSimTimeMax ? effective_now() : std::max(limit_, effective_now());
     const auto room = static_cast<std::uint64_t>((kSimTimeMax - base) / config_.step);
     limit_ = base + static_cast<std::int64_t>(std::min(n, room)) * config_.step; // saturate, never overflow
     target_ = limit_;
     if (limit_ == kSimTimeMax) target_.reset();
+    record_event(HandlerEvent::Kind::stepping);
     arm_watchdog();
     advance(lock, nullptr);
 }
@@ -554,12 +761,12 @@ void Core::run_until(SimTime t)
 {
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
-    run_generation_.fetch_add(1, std::memory_order_acq_rel);
     last_progress_ = WallClock::now(); // the stall watchdog counts from the operator's action
     const SimTime at = round_to_grid(t, config_.step, Rounding::down);
     limit_ = std::max(at, effective_now());
     target_ = limit_;
     if (limit_ == kSimTimeMax) target_.reset(); // "never": no pause point, no reason to advance
+    record_event(HandlerEvent::Kind::running_until);
     arm_watchdog();
     advance(lock, nullptr);
 }
@@ -575,12 +782,28 @@ void Core::stop_locked()
 {
     if (stopped_) return;
     stopped_ = true;
-    run_generation_.fetch_add(1, std::memory_order_acq_rel);
     limit_ = effective_now();
     target_.reset();
-    for (Slot& s : pending_) wake(s);
-    // Idle lockstep bounds no longer matter; waiters remove themselves.
+    // Blocking waiters remove themselves when they wake; asynchronous requests
+    // are ended here.
+    for (auto it = pending_.begin(); it != pending_.end();) {
+        Slot& s = *it++;
+        if (s.waiting == Waiting::thread) {
+            wake(s);
+            continue;
+        }
+        if (s.step_duty) {
+            s.step_duty = false;
+            stepping_ = false;
+        }
+        pending_.erase(pending_.iterator_to(s));
+        s.activity = Activity::idle;
+        s.since = WallClock::now();
+        complete_async(s, stop_reason());
+    }
+    // Idle lockstep bounds no longer matter.
     bounds_.clear();
+    record_event(HandlerEvent::Kind::stopped);
     host_waiter_.notify();
     state_cv_.notify_all();
     watchdog_cv_.notify_one();
@@ -599,7 +822,11 @@ void Core::run()
     host_running_ = true;
     struct Done {
         Core& core;
-        ~Done() { core.host_running_ = false; }
+        ~Done()
+        {
+            core.host_running_ = false;
+            core.host_thread_ = std::thread::id{};
+        }
     } done{*this};
     if (config_.step_thread != StepThread::host) {
         ++state_waiters_;
@@ -607,14 +834,27 @@ void Core::run()
         --state_waiters_;
         return;
     }
+    host_thread_ = std::this_thread::get_id();
     advance(lock, nullptr);
-    while (!stopped_) {
+    for (;;) {
+        if (!host_inline_.empty()) {
+            // Inline completions granted on other threads: run them here.
+            for (Delivery& d : host_inline_) deliveries_.push_back(std::move(d));
+            host_inline_.clear();
+            flush_and_unlock(lock);
+            lock.lock();
+            continue;
+        }
+        if (stopped_) break;
         if (host_duty_) {
             host_duty_ = false;
             run_steps(lock);
             continue;
         }
-        flush_and_unlock(lock);
+        if (flush_and_unlock(lock)) {
+            lock.lock();
+            continue;
+        }
         host_waiter_.wait_until(WallTime::max());
         lock.lock();
     }
@@ -637,13 +877,11 @@ bool Core::wait_until_paused(WallTime deadline)
         if (deadline == WallTime::max()) {
             state_cv_.wait(lock);
         } else {
-            const auto remaining = deadline - WallClock::now();
-            if (remaining <= WallClock::duration::zero()) {
+            if (WallClock::now() >= deadline) {
                 ok = false;
                 break;
             }
-            state_cv_.wait_for(lock, boost::chrono::nanoseconds(
-                                         std::chrono::duration_cast<std::chrono::nanoseconds>(remaining).count()));
+            state_cv_.wait_until(lock, deadline);
         }
     }
     --state_waiters_;
@@ -686,6 +924,72 @@ std::exception_ptr Core::failure() const
 {
     Lock lock(mutex_);
     return failure_;
+}
+
+// ----------------------------------------------------------------------- events
+
+void Core::record_event(HandlerEvent::Kind kind)
+{
+    HandlerEvent e;
+    e.kind = kind;
+    e.generation = run_generation_.fetch_add(1, std::memory_order_acq_rel) + 1;
+    e.at = now_;
+    if (kind == HandlerEvent::Kind::stepping || kind == HandlerEvent::Kind::running_until) e.pause_at = target_;
+    // Nobody listens: nothing to queue (the generation still counts).
+    if (subscriber_count_.load(std::memory_order_acquire) == 0) return;
+    events_.push_back(std::move(e));
+}
+
+// Lock held on entry, released on return. One thread delivers at a time, in
+// the order the events were recorded; events recorded meanwhile (also by the
+// callbacks) are delivered by the same loop.
+void Core::deliver_events(Lock& lock)
+{
+    if (delivering_events_) {
+        lock.unlock();
+        return;
+    }
+    delivering_events_ = true;
+    while (!events_.empty()) {
+        const HandlerEvent e = std::move(events_.front());
+        events_.pop_front();
+        lock.unlock();
+        {
+            std::lock_guard<std::recursive_mutex> guard(subscribers_mutex_);
+            const std::vector<std::shared_ptr<Subscriber>> current(subscribers_.begin(), subscribers_.end());
+            for (const auto& sub : current) {
+                if (sub->active) sub->callback(e);
+            }
+        }
+        lock.lock();
+    }
+    delivering_events_ = false;
+    lock.unlock();
+}
+
+Subscription Core::subscribe(EventCallback callback)
+{
+    if (!callback) throw Error(errc::invalid_argument, "SimSyncHandler::subscribe: the callback is empty");
+    std::lock_guard<std::recursive_mutex> guard(subscribers_mutex_);
+    auto sub = std::make_shared<Subscriber>();
+    sub->id = next_subscriber_++;
+    sub->callback = std::move(callback);
+    subscribers_.push_back(sub);
+    subscriber_count_.fetch_add(1, std::memory_order_acq_rel);
+    return Subscription(weak_from_this(), sub->id);
+}
+
+void Core::unsubscribe(std::uint64_t id) noexcept
+{
+    std::lock_guard<std::recursive_mutex> guard(subscribers_mutex_);
+    for (auto it = subscribers_.begin(); it != subscribers_.end(); ++it) {
+        if ((*it)->id == id) {
+            (*it)->active = false;
+            subscribers_.erase(it);
+            subscriber_count_.fetch_sub(1, std::memory_order_acq_rel);
+            return;
+        }
+    }
 }
 
 // ------------------------------------------------------------------ diagnostics
@@ -732,7 +1036,15 @@ std::vector<std::string> Core::waiting_for_locked() const
 {
     std::vector<std::string> names;
     const bool wanted = !pending_.empty() || target_.has_value();
-    if (stopped_ || !wanted || stepping_) return names;
+    if (stopped_ || !wanted) return names;
+    if (stepping_) {
+        // A step duty handed to a request that has not taken it up yet (its
+        // thread not yet awake, its executor not running): time waits for it.
+        for (const Slot& s : pending_) {
+            if (s.step_duty) names.push_back(s.name);
+        }
+        return names;
+    }
     const bool at_now =
         !pending_.empty() && pending_.begin()->pending_key.time_ns == now_.time_since_epoch().count();
     if (has_holders()) {

@@ -9,15 +9,15 @@
 
 #include <boost/intrusive/list.hpp>
 #include <boost/intrusive/set.hpp>
-#include <boost/thread/condition_variable.hpp>
-#include <boost/thread/mutex.hpp>
-
 #include <pthread.h>
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <list>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -48,6 +48,13 @@ using ListHook = bi::list_member_hook<bi::link_mode<bi::safe_link>>;
 
 enum class Activity { idle, waiting, holding };
 
+// How a waiting request learns of its outcome.
+enum class Waiting {
+    thread,   // a thread blocked in request(): its Waiter is notified
+    executor, // an asynchronous request: completed (and given step duties) on its executor
+    inline_system, // an asynchronous request completed on the thread that steps
+};
+
 // One registered accessor. Owned jointly by its Accessor handle, any Access it
 // holds, and (while registered) the Core's name index; it outlives the Core's
 // interest in it, so a late release or wake-up never touches freed memory.
@@ -76,15 +83,22 @@ struct Slot : std::enable_shared_from_this<Slot> {
 
     // Waiting.
     SimTime request_time{};
+    SimTime requested{}; // before rounding, for the Access
     bool granted = false;
     bool step_duty = false; // asked to step the world on its way to its grant
-    std::thread::id thread;
+    bool cancelled = false; // a blocking request's stop_token fired
+    std::thread::id thread; // the requesting thread
+    Waiting waiting = Waiting::thread;
+    std::unique_ptr<AsyncCompletion> completion; // asynchronous requests
+    std::uint64_t request_id = 0;                 // counts requests, for cancellation tickets
 
     // Holding. A hold outlives the registration (deregister, or the Accessor
     // destroyed, while its Access is held): it ends only with a release or a
     // revoke, so the world stays protected for the thread holding the Access.
     std::uint64_t hold_sequence = 0;
-    std::thread::id holder_thread; // the thread the access was granted to
+    // The thread the access was granted to (a blocking request's, or the one
+    // running an inline completion); empty for executor completions.
+    std::atomic<std::thread::id> holder_thread{};
 
     // Membership in the Core's ordered sets (at most one key per set).
     Key pending_key, bound_key, holder_key;
@@ -94,6 +108,19 @@ struct Slot : std::enable_shared_from_this<Slot> {
     Waiter waiter;
 
     std::uint64_t round_at(SimTime t) const noexcept { return round_instant == t ? round_count : 0; }
+};
+
+// One outcome to deliver after the handler's lock is released (see
+// Core::flush_and_unlock).
+struct Delivery {
+    enum class Kind { complete, duty };
+    Kind kind = Kind::complete;
+    std::shared_ptr<Slot> slot;
+    std::unique_ptr<AsyncCompletion> completion;         // complete
+    std::error_code error;                                // complete
+    Access access;                                        // complete, when granted
+    bool runs_inline = false;                             // complete
+    std::function<void(std::function<void()>)> poster;    // duty: posts to the request's executor
 };
 
 template <Key Slot::*K>
@@ -137,13 +164,16 @@ public:
     private:
         pthread_mutex_t m_;
     };
-    using Lock = boost::unique_lock<AdaptiveMutex>;
+    using Lock = std::unique_lock<AdaptiveMutex>;
 
     Core(World& world, HandlerConfig config);
     ~Core();
 
     Accessor register_accessor(std::string name, const AccessorOptions& options);
-    Access request(const std::shared_ptr<Slot>& slot, SimTime t, WallTime deadline, bool try_only);
+    Access request(const std::shared_ptr<Slot>& slot, SimTime t, WallTime deadline, bool try_only,
+                   const std::stop_token& stop);
+    AsyncTicket start_async(const std::shared_ptr<Slot>& slot, SimTime t, std::unique_ptr<AsyncCompletion> completion);
+    void cancel_async(Slot& slot, std::uint64_t request) noexcept;
     void release(Slot& slot, std::uint64_t sequence, std::optional<SimTime> next);
     void release(Slot& slot, std::uint64_t sequence, std::optional<SimTime> next, Lock& lock);
     void set_kind(Slot& slot, AccessorKind kind);
@@ -168,6 +198,8 @@ public:
     bool revoke(const std::string& name);
     std::exception_ptr failure() const;
     void report(const Diagnostic& diagnostic) const;
+    Subscription subscribe(EventCallback callback);
+    void unsubscribe(std::uint64_t id) noexcept;
 
     World& world() noexcept { return world_; }
 
@@ -179,6 +211,14 @@ private:
     HandlerState state_locked() const noexcept;
 
     void add_bound(Slot& s, SimTime bound);
+    Access make_access(Slot& s);
+    // Ends an asynchronous request that is no longer pending with `error`.
+    void complete_async(Slot& s, std::error_code error);
+    void carry_duty(const std::shared_ptr<Slot>& slot);
+    void record_event(HandlerEvent::Kind kind);
+    void deliver_events(Lock& lock);
+    void deliver(Delivery& d, bool run_inline);
+    void run_inline_completion(Delivery& d);
     void remove_from_sets(Slot& s);
     void advance(Lock& lock, Slot* self);
     void grant_at_now();
@@ -211,7 +251,12 @@ private:
     // (that cost a second context switch per handoff). The shared_ptr keeps the
     // slot's Waiter alive until it is notified.
     void wake(Slot& s);
-    void flush_and_unlock(Lock& lock);
+    // Delivers what was queued: notifies, posts and, unless the caller is in
+    // the middle of stepping, inline completions (queued on this thread and run
+    // after the current one returns when called from inside one: a trampoline,
+    // so systems that re-arm never nest). Returns true if it ran user code, so
+    // a thread about to sleep re-checks its own state first.
+    bool flush_and_unlock(Lock& lock, bool run_inline = true);
     // Delivers queued wakes when a public member function returns.
     struct WakeOnExit {
         Core& core;
@@ -241,6 +286,7 @@ private:
     std::thread::id stepper_;      // the thread running it
     bool host_running_ = false;
     bool host_duty_ = false;
+    std::thread::id host_thread_; // the thread inside run()
     Waiter host_waiter_;
 
     PendingSet pending_;
@@ -250,7 +296,9 @@ private:
     int shared_holders_ = 0;
     bool exclusive_held_ = false;
 
-    std::vector<std::shared_ptr<Slot>> wakes_; // queued under the lock, delivered after it
+    std::vector<std::shared_ptr<Slot>> wakes_; // blocking waiters to notify after the lock is released
+    std::vector<Delivery> deliveries_;         // completions and step duties of asynchronous requests
+    std::vector<Delivery> host_inline_; // StepThread::host: inline completions for the host thread
     std::map<std::string, std::shared_ptr<Slot>, std::less<>> by_name_;
     std::uint64_t next_order_ = 0;
     std::uint64_t grant_sequence_ = 0;
@@ -260,7 +308,7 @@ private:
     // registrations waiting for a step: not on the grant path. Every unlock that
     // ends a change of state notifies it while somebody waits (flush_and_unlock),
     // so no path can change what a waiter's condition reads without waking it.
-    mutable boost::condition_variable_any state_cv_;
+    mutable std::condition_variable_any state_cv_;
     int state_waiters_ = 0;
     int registrations_waiting_ = 0;
 
@@ -272,6 +320,23 @@ private:
     bool stall_reported_ = false;
     WallTime stall_started_{}; // last_progress_ when the reported stall began
     std::thread watchdog_;
+
+    // Events (subscribe): queued under the lock with their generation and
+    // delivered in order by one thread at a time, so no subscriber sees two at
+    // once or out of order; the subscribers' list has a lock of its own, held
+    // (recursively) while callbacks run, so an unsubscribe waits for a callback
+    // running on another thread.
+    struct Subscriber {
+        std::uint64_t id = 0;
+        EventCallback callback;
+        bool active = true;
+    };
+    std::deque<HandlerEvent> events_;
+    bool delivering_events_ = false;
+    std::recursive_mutex subscribers_mutex_;
+    std::list<std::shared_ptr<Subscriber>> subscribers_;
+    std::uint64_t next_subscriber_ = 1;
+    std::atomic<int> subscriber_count_{0};
 };
 
 } // namespace simsync::detail

@@ -6,6 +6,16 @@ namespace {
 class Category final : public std::error_category {
 public:
     const char* name() const noexcept override { return "simsync"; }
+    // `cancelled` is the standard operation_canceled, so code that checks for
+    // std::errc::operation_canceled (or Asio's operation_aborted) sees it too.
+    bool equivalent(int code, const std::error_condition& condition) const noexcept override
+    {
+        if (static_cast<errc>(code) == errc::cancelled &&
+            condition == std::make_error_condition(std::errc::operation_canceled)) {
+            return true;
+        }
+        return default_error_condition(code) == condition;
+    }
     std::string message(int code) const override
     {
         switch (static_cast<errc>(code)) {
@@ -15,6 +25,7 @@ public:
         case errc::not_registered: return "the accessor is not registered";
         case errc::would_block: return "the access cannot be granted without waiting";
         case errc::world_failed: return "the world failed to step; the simulation stopped";
+        case errc::cancelled: return "the request was cancelled";
         case errc::invalid_argument: return "invalid argument";
         case errc::duplicate_name: return "duplicate accessor name";
         case errc::busy: return "the accessor is already in a request or holds an access";

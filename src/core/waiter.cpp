@@ -1,8 +1,5 @@
 #include "waiter.hpp"
 
-#include <boost/chrono/duration.hpp>
-#include <boost/thread/thread.hpp>
-
 #include <sched.h>
 
 #include <algorithm>
@@ -33,7 +30,7 @@ bool Waiter::spinning_enabled() noexcept
     return enabled;
 }
 
-bool Waiter::wait_until(WallTime deadline)
+bool Waiter::wait_until(WallTime deadline) noexcept
 {
     if (!spinning_enabled()) return sleep_until(deadline);
     const WallTime start = WallClock::now();
@@ -66,16 +63,6 @@ bool Waiter::wait_until(WallTime deadline)
     return signalled;
 }
 
-bool Waiter::sleep_until(WallTime deadline)
-{
-#if SIMSYNC_HAVE_FUTEX
-    // Only a boost::thread can be interrupted; interruption_enabled() is false
-    // on any other thread (std::thread, main).
-    if (!boost::this_thread::interruption_enabled()) return wait_futex(deadline);
-#endif
-    return wait_interruptible(deadline);
-}
-
 #if SIMSYNC_HAVE_FUTEX
 
 namespace {
@@ -90,18 +77,21 @@ std::uint32_t* word(std::atomic<std::uint32_t>& a) noexcept { return reinterpret
 
 } // namespace
 
-void Waiter::futex_wake() noexcept
+void Waiter::notify() noexcept
 {
-    // The owner may already have consumed the signal and returned; a wake on a
-    // word nobody sleeps on is harmless (the core keeps the Waiter alive while
-    // it notifies, so the word is never freed memory here).
-    (void)syscall(SYS_futex, word(state_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+    waker_cpu_.store(sched_getcpu(), std::memory_order_relaxed); // published by the exchange
+    if (state_.exchange(kSignaled, std::memory_order_acq_rel) == kSleeping) {
+        // The owner may already have consumed the signal and returned; a wake on
+        // a word nobody sleeps on is harmless (the core keeps the Waiter alive
+        // while it notifies, so the word is never freed memory here).
+        (void)syscall(SYS_futex, word(state_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+    }
 }
 
-bool Waiter::wait_futex(WallTime deadline) noexcept
+bool Waiter::sleep_until(WallTime deadline) noexcept
 {
     std::uint32_t expected = kIdle;
-    if (!state_.compare_exchange_strong(expected, kSleepingFutex, std::memory_order_acq_rel)) {
+    if (!state_.compare_exchange_strong(expected, kSleeping, std::memory_order_acq_rel)) {
         state_.store(kIdle, std::memory_order_relaxed); // already signalled
         return true;
     }
@@ -116,12 +106,12 @@ bool Waiter::wait_futex(WallTime deadline) noexcept
         }
         // FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline (plain
         // FUTEX_WAIT a relative one, which a spurious wake-up would stretch).
-        // Returns at once (EAGAIN) if the word is no longer kSleepingFutex.
-        (void)syscall(SYS_futex, word(state_), FUTEX_WAIT_BITSET_PRIVATE, kSleepingFutex, timeout, nullptr,
+        // Returns at once (EAGAIN) if the word is no longer kSleeping.
+        (void)syscall(SYS_futex, word(state_), FUTEX_WAIT_BITSET_PRIVATE, kSleeping, timeout, nullptr,
                       FUTEX_BITSET_MATCH_ANY);
         if (state_.load(std::memory_order_acquire) == kSignaled) break;
         if (deadline != WallTime::max() && WallClock::now() >= deadline) {
-            expected = kSleepingFutex;
+            expected = kSleeping;
             if (state_.compare_exchange_strong(expected, kIdle, std::memory_order_acq_rel)) return false;
             break; // a notify slipped in meanwhile
         }
@@ -130,49 +120,36 @@ bool Waiter::wait_futex(WallTime deadline) noexcept
     return true;
 }
 
-#endif
+#else
 
-bool Waiter::wait_interruptible(WallTime deadline)
+void Waiter::notify() noexcept
 {
-    boost::this_thread::interruption_point();
+    if (state_.exchange(kSignaled, std::memory_order_acq_rel) == kSleeping) {
+        std::lock_guard<std::mutex> guard(mutex_);
+        cv_.notify_one();
+    }
+}
 
-    boost::unique_lock<boost::mutex> lock(mutex_);
+bool Waiter::sleep_until(WallTime deadline) noexcept
+{
+    std::unique_lock<std::mutex> lock(mutex_);
     std::uint32_t expected = kIdle;
     if (!state_.compare_exchange_strong(expected, kSleeping, std::memory_order_acq_rel)) {
-        // Already signalled (expected == kSignaled).
         state_.store(kIdle, std::memory_order_relaxed);
         return true;
     }
-    // An interrupted boost::thread leaves the wait with an exception: leave the
-    // state as if we had never gone to sleep, so the next wait starts clean.
-    struct Unsleep {
-        std::atomic<std::uint32_t>& state;
-        ~Unsleep()
-        {
-            std::uint32_t sleeping = kSleeping;
-            state.compare_exchange_strong(sleeping, kIdle, std::memory_order_acq_rel);
-        }
-    } unsleep{state_};
     while (state_.load(std::memory_order_acquire) != kSignaled) {
         if (deadline == WallTime::max()) {
             cv_.wait(lock);
-            continue;
-        }
-        const auto now = WallClock::now();
-        if (now >= deadline) {
-            // Leave kSleeping -> kIdle unless a notify slipped in meanwhile.
+        } else if (cv_.wait_until(lock, deadline) == std::cv_status::timeout) {
             expected = kSleeping;
-            if (state_.compare_exchange_strong(expected, kIdle, std::memory_order_acq_rel)) {
-                return false;
-            }
-            break; // signalled
+            if (state_.compare_exchange_strong(expected, kIdle, std::memory_order_acq_rel)) return false;
         }
-        const auto remaining =
-            std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - now).count();
-        cv_.wait_for(lock, boost::chrono::nanoseconds(remaining));
     }
     state_.store(kIdle, std::memory_order_relaxed);
     return true;
 }
+
+#endif
 
 } // namespace simsync::detail

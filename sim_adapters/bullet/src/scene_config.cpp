@@ -128,6 +128,11 @@ std::string quoted(const std::string& s)
 
 } // namespace
 
+void register_world_type(ScenarioExtensions& extensions)
+{
+    extensions.add_world_type(kWorldType, [](const ConfigNode& world) { scene_from_config(world); });
+}
+
 SceneDescription scene_from_config(const ConfigNode& world)
 {
     world.allow_only({"type", "preset", "gravity", "solver_iterations", "allow_sleeping", "ground", "bodies"});

@@ -57,6 +57,13 @@ TEST_CASE("SceneConfig.RoundTrip.EveryFieldSurvives")
     CHECK(read_world(sb::scene_to_yaml(grounded)) == grounded);
 }
 
+simsync::ScenarioExtensions bullet_extensions()
+{
+    simsync::ScenarioExtensions extensions;
+    sb::register_world_type(extensions);
+    return extensions;
+}
+
 TEST_CASE("SceneConfig.Scenario.WorldSectionBuildsTheScene")
 {
     const simsync::ScenarioConfig cfg = simsync::load_scenario_string(R"(handler:
@@ -72,7 +79,7 @@ world:
       radius: 0.1
       position: [1, 0, 2]
 )",
-                                                                       "moon.yaml");
+                                                                       "moon.yaml", bullet_extensions());
     REQUIRE(cfg.world);
     CHECK(cfg.world_type == "bullet");
     const sb::SceneDescription scene = sb::scene_from_config(*cfg.world);
@@ -152,4 +159,23 @@ TEST_CASE("SceneConfig.Errors.NameFileLineColumnAndKey")
             CHECK(std::string(e.what()).find(row.message) != std::string::npos);
         }
     }
+}
+
+TEST_CASE("SceneConfig.Scenario.RegisteredWorldTypeIsCheckedAtLoad")
+{
+    // Without the registration the core does not know the type at all.
+    CHECK_THROWS_AS(simsync::load_scenario_string("world: {type: bullet}\n", "w.yaml"), simsync::ConfigError);
+    // With it, a bad scene fails load_scenario itself, at its place.
+    try {
+        simsync::load_scenario_string("handler: {step: 1ms}\nworld:\n  type: bullet\n  bodies:\n    - {name: a, shape: sphere, radius: -2}\n",
+                                      "w.yaml", bullet_extensions());
+        FAIL("no error");
+    } catch (const simsync::ConfigError& e) {
+        CAPTURE(std::string(e.what()));
+        CHECK(e.key() == "world.bodies[0].radius");
+        CHECK(e.line() == 5);
+        CHECK(e.column() == 40);
+    }
+    simsync::ScenarioExtensions twice = bullet_extensions();
+    CHECK_THROWS_AS(sb::register_world_type(twice), simsync::Error);
 }

@@ -40,6 +40,19 @@ inline constexpr const char* kWorldType = "bullet";
 ///         (e.g. `world.bodies[3].mass`), for every error.
 SceneDescription scene_from_config(const ConfigNode& world);
 
+/// Registers the `bullet` world type: load_scenario then checks a `world:`
+/// section of type `bullet` with scene_from_config at load time, so a bad scene
+/// is reported (file:line:column and key) before a program builds anything.
+/// The program still builds the scene from ScenarioConfig::world.
+/// @code
+/// simsync::ScenarioExtensions extensions;
+/// simsync::bullet::register_world_type(extensions);
+/// const auto config = simsync::load_scenario_file(path, extensions);
+/// const auto scene = config.world ? scene_from_config(*config.world) : default_scene();
+/// @endcode
+/// @throws simsync::Error (duplicate_name) if `bullet` is registered already.
+void register_world_type(ScenarioExtensions& extensions);
+
 /// The scene as the YAML text of a `world:` section (keys indented under
 /// `world:`), which scene_from_config reads back into an equal description:
 /// numbers are written with 17 significant digits, so doubles round-trip exactly.

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The host's command line (Boost.Program_options, shared with simsync-demo):
+# --help lists every option and exits 0; a bad option value or an unknown option
+# is named and exits 2; --scale 0 runs unpaced (as in simsync-demo); a bad scene
+# is reported at load with file:line:column and key, exit 2.
+#
+# usage: check_options.sh HOST
+set -euo pipefail
+host=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+help=$("$host" --help) || fail "--help exited $?"
+for option in --config --duration --scale --trace --jitter-us --seed --chaos --host-steps --no-threads --help "0: unpaced"; do
+  grep -qF -- "$option" <<<"$help" || fail "--help does not list $option"
+done
+
+# expect_error WHAT ARGS...: exit status 2 and stderr naming WHAT.
+expect_error() {
+  local what=$1; shift
+  local status=0
+  "$host" "$@" </dev/null >"$tmp/out" 2>"$tmp/err" || status=$?
+  [[ $status -eq 2 ]] || fail "$* exited $status, not 2"
+  grep -qF -- "$what" "$tmp/err" || { cat "$tmp/err" >&2; fail "$* does not name $what"; }
+}
+expect_error "--scale: expected 0 (unpaced) or a time scale" --scale -1
+expect_error "--scale: expected 0 (unpaced) or a time scale" --scale 1e7
+expect_error "'--scale' is invalid" --scale fast
+expect_error "--duration: expected simulated seconds in (0, 1e6]" --duration 0
+expect_error "--seed: expected an unsigned integer" --seed -1
+expect_error "--jitter-us: must be >= 0" --jitter-us -5
+expect_error "unrecognised option '--bogus'" --bogus
+expect_error "--slip-tick: a test hook of --no-threads" --slip-tick 3
+
+printf 'world:\n  type: bullet\n  bodies:\n    - {name: a, shape: box, mass: -1}\n' >"$tmp/bad.yaml"
+expect_error "$tmp/bad.yaml:4:35: world.bodies[0].mass: expected a number >= 0" --config "$tmp/bad.yaml"
+printf 'world:\n  type: bouncing_balls\n' >"$tmp/balls.yaml"
+expect_error "world.type: unknown world type 'bouncing_balls'; this program knows: bullet" --config "$tmp/balls.yaml"
+
+out=$("$host" --scale 0 --duration 0.2 </dev/null) || fail "--scale 0 exited $?"
+grep -q "unpaced" <<<"$out" || fail "--scale 0 did not run unpaced"
+grep -q "^pacer:" <<<"$out" && fail "--scale 0 ran a pacer"
+out=$("$host" --scale 4 --duration 0.2 </dev/null) || fail "--scale 4 exited $?"
+grep -q "paced at 4x" <<<"$out" || fail "--scale 4 did not pace at 4x"
+echo ok

@@ -1,0 +1,143 @@
+#pragma once
+/// @file
+/// Asynchronous grants on Boost.Asio: Accessor::async_request_access and the
+/// inline-system marker. The one public header of simsync that includes Boost;
+/// include it only where asynchronous accessors are used.
+
+#include <simsync/accessor.hpp>
+
+#include <boost/asio/append.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/cancellation_type.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
+#include <boost/asio/system_executor.hpp>
+
+#include <functional>
+#include <memory>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+
+namespace simsync {
+
+/// A completion handler marked as an inline system (see
+/// Accessor::async_request_access): it completes on the thread that steps the
+/// world, whatever executor it is associated with. Made by run_inline().
+template <class Handler>
+struct InlineHandler {
+    Handler handler;
+    template <class... Args>
+    void operator()(Args&&... args)
+    {
+        std::move(handler)(std::forward<Args>(args)...);
+    }
+};
+
+/// Marks `handler` as an inline system: `accessor.async_request_access(t,
+/// simsync::run_inline([](std::error_code, simsync::Access a) { ... }))`.
+/// A plain callable without an associated executor is already one; this makes
+/// the choice explicit.
+template <class Handler>
+InlineHandler<std::decay_t<Handler>> run_inline(Handler&& handler)
+{
+    return {std::forward<Handler>(handler)};
+}
+
+namespace detail {
+
+template <class T>
+struct IsInlineHandler : std::false_type {};
+template <class H>
+struct IsInlineHandler<InlineHandler<H>> : std::true_type {};
+
+// The Asio side of an asynchronous request: owns the completion handler and,
+// for a handler with an executor of its own, keeps that executor's work count
+// up until the request completes (io_context::run() does not return meanwhile).
+template <class Handler>
+class AsioCompletion final : public AsyncCompletion {
+    using Executor = boost::asio::associated_executor_t<Handler>;
+    static constexpr bool kInline =
+        IsInlineHandler<Handler>::value || std::is_same_v<Executor, boost::asio::system_executor>;
+    using Tracked = std::conditional_t<kInline, Executor,
+                                       std::decay_t<decltype(boost::asio::prefer(
+                                           std::declval<Executor>(),
+                                           boost::asio::execution::outstanding_work.tracked))>>;
+
+public:
+    explicit AsioCompletion(Handler handler)
+        : handler_(std::move(handler)), executor_(make_tracked(boost::asio::get_associated_executor(handler_)))
+    {
+    }
+
+    bool runs_inline() const noexcept override { return kInline; }
+
+    void complete(std::error_code error, Access access) override
+    {
+        if constexpr (kInline) {
+            std::move(handler_)(error, std::move(access));
+        } else {
+            // Posted, never run here: the completion must not run inside the
+            // initiating call, nor on the thread of whoever granted it.
+            boost::asio::post(executor_, boost::asio::append(std::move(handler_), error, std::move(access)));
+        }
+    }
+
+    std::function<void(std::function<void()>)> poster() const override
+    {
+        if constexpr (kInline) {
+            return [](std::function<void()> job) { job(); };
+        } else {
+            return [executor = executor_](std::function<void()> job) {
+                boost::asio::post(executor, std::move(job));
+            };
+        }
+    }
+
+private:
+    static Tracked make_tracked(const Executor& executor)
+    {
+        if constexpr (kInline) {
+            return executor;
+        } else {
+            return boost::asio::prefer(executor, boost::asio::execution::outstanding_work.tracked);
+        }
+    }
+
+    Handler handler_;
+    Tracked executor_;
+};
+
+// Withdraws the request when its cancellation slot is emitted. Holds only the
+// ticket, so a late emission (after completion) is harmless.
+struct CancelRequest {
+    AsyncTicket ticket;
+    void operator()(boost::asio::cancellation_type type) const noexcept
+    {
+        if ((type & (boost::asio::cancellation_type::terminal | boost::asio::cancellation_type::partial |
+                     boost::asio::cancellation_type::total)) != boost::asio::cancellation_type::none) {
+            cancel_async(ticket);
+        }
+    }
+};
+
+} // namespace detail
+
+template <class CompletionToken>
+auto Accessor::async_request_access(SimTime t, CompletionToken&& token)
+{
+    return boost::asio::async_initiate<CompletionToken, void(std::error_code, Access)>(
+        [this, t](auto handler) {
+            using Handler = decltype(handler);
+            auto slot = boost::asio::get_associated_cancellation_slot(handler);
+            auto completion = std::make_unique<detail::AsioCompletion<Handler>>(std::move(handler));
+            const detail::AsyncTicket ticket = start_async(t, std::move(completion));
+            if (slot.is_connected()) slot.template emplace<detail::CancelRequest>(detail::CancelRequest{ticket});
+        },
+        token);
+}
+
+} // namespace simsync
