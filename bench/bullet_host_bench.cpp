@@ -12,13 +12,15 @@
 // the medians (goal <= 1.05), and per handler run the context switches
 // (getrusage, whole process) and the wall time spent by participants blocked in
 // requests. Every run must produce the same trajectory hash.
-// The handler side is one entry of `styles` (today one: a thread per
-// participant), each with its own targets against the same raw loop.
+// The handler side is one entry of `styles` (a thread per participant, or
+// inline sensors with the controller on a thread), each with its own targets
+// against the same raw loop.
 // Default: 10 simulated seconds, 5 repetitions; --quick: 1 s, 2 repetitions
 // (--seconds and --reps win over either).
 
 #include "report.hpp"
 
+#include <simsync/asio.hpp>
 #include <simsync/bullet/bullet.hpp>
 #include <simsync/simsync.hpp>
 
@@ -27,6 +29,8 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <condition_variable>
+#include <mutex>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -117,6 +121,10 @@ RunFigures run_raw(simsync::SimTime end)
     return f;
 }
 
+// kInlineSensors: the sensors are inline systems (issue 11): completions with no
+// executor, run by whichever thread steps Bullet, right after the step; only
+// the controller and the clock publisher keep a thread.
+template <bool kInlineSensors>
 RunFigures run_handler(simsync::SimTime end)
 {
     sb::BulletWorld world(sb::default_scene());
@@ -163,7 +171,29 @@ RunFigures run_handler(simsync::SimTime end)
         }
         controller.deregister();
     });
+    // Inline sensors: each re-arms from its own completion; the last one to
+    // finish says so (the run ends when every participant has).
+    std::mutex done_mutex;
+    std::condition_variable done_cv;
+    std::size_t sensors_done = 0;
+    volatile double inline_sink = 0;
+    std::function<void(std::size_t, std::int64_t)> request_inline = [&](std::size_t i, std::int64_t n) {
+        sensors[i].async_request_access(instant(kSensorHz[i], n), simsync::run_inline([&, i, n](std::error_code ec, simsync::Access a) {
+            const simsync::SimTime next = instant(kSensorHz[i], n + 1);
+            if (!ec) {
+                inline_sink = inline_sink + sense(a.world_as<const sb::BulletWorld>());
+                a.release(next);
+                if (next <= end) return request_inline(i, n + 1);
+            }
+            std::lock_guard<std::mutex> g(done_mutex);
+            if (++sensors_done == sensors.size()) done_cv.notify_all();
+        }));
+    };
     for (std::size_t i = 0; i < sensors.size(); ++i) {
+        if constexpr (kInlineSensors) {
+            request_inline(i, 0);
+            continue;
+        }
         threads.emplace_back([&, i] {
             volatile double sink = 0;
             for (std::int64_t n = 0;; ++n) {
@@ -180,6 +210,10 @@ RunFigures run_handler(simsync::SimTime end)
         });
     }
     for (auto& t : threads) t.join();
+    if constexpr (kInlineSensors) {
+        std::unique_lock<std::mutex> lock(done_mutex);
+        done_cv.wait(lock, [&] { return sensors_done == sensors.size(); });
+    }
     RunFigures f;
     f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     clock.stop();
@@ -251,7 +285,12 @@ int main(int argc, char** argv)
         double target_all_cpus;
         double target_one_cpu;
     };
-    const std::vector<Style> styles{{"threads", "one thread per participant", run_handler, 1.05, 1.05}};
+    const double none = std::nan("");
+    // Issue 11: inline sensors at most 1.02x the raw loop on all CPUs; sensor
+    // threads keep the earlier goal (1.05x; issue 11 asks them to be no worse
+    // than the 1.21x measured before the asynchronous engine: bullet_host.notes.md).
+    const std::vector<Style> styles{{"threads", "one thread per participant", run_handler<false>, 1.05, 1.05},
+                                    {"inline", "inline sensors, controller thread", run_handler<true>, 1.02, none}};
 
     // Two CPU budgets. "all CPUs" is what a user gets by default; "1 CPU" pins
     // the whole process (every thread inherits the mask) to one CPU, which is
@@ -316,8 +355,9 @@ int main(int argc, char** argv)
     report.description = format(
         "The Bullet host's scene (100 boxes, `stepSimulation` at 1 kHz) for %g simulated seconds, with a "
         "controller at 100 Hz (exclusive, pushes a box) and 10 shared sensors (200, 200, 100, 100, 50, 50, 30, "
-        "30, 20, 10 Hz) reading every body. **handler**: a SimSyncHandler, one thread per participant, plus "
-        "the clock publisher at 100 Hz; **raw** (baseline): one thread steps Bullet and does the same work "
+        "30, 20, 10 Hz) reading every body. **handler**: a SimSyncHandler, either one thread per participant "
+        "or the sensors as inline systems (run by the thread that steps, right after the step) with the "
+        "controller on a thread, plus the clock publisher at 100 Hz; **raw** (baseline): one thread steps Bullet and does the same work "
         "inline at the same instants. %d repetitions, rotating which goes first; wall time median and "
         "min-max. Unpaced (as fast as possible): the overhead is what synchronising costs per step. Run on "
         "all CPUs (the default) and with the whole process pinned to one CPU (the raw loop's own budget). "

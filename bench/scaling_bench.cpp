@@ -16,14 +16,20 @@
 // Memory: heap bytes the handler keeps per registered accessor (glibc
 // mallinfo2, registering N accessors without threads), and resident memory per
 // accessor thread (64 KiB stacks; /proc/self/statm).
-// The scenario is run by each accessor style in `families` (today one: a
-// blocking thread per accessor); ratios are within a style (to its N = 1 and
-// N = 8) and, with more than one style, to the first style at the same N.
+// The scenario is run by each accessor style in `families`: a blocking thread
+// per accessor, inline systems on the host thread, coroutines on a 2-thread
+// io_context (issue 11); ratios are within a style (to its N = 1 and N = 8)
+// and to the blocking style at the same N.
 
 #include "report.hpp"
 
+#include <simsync/asio.hpp>
 #include <simsync/simsync.hpp>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/thread/thread.hpp>
 
 #include <malloc.h>
@@ -129,6 +135,118 @@ Run run(int n, std::int64_t steps)
     return {std::chrono::duration<double>(t1 - t0).count(), grants.load(), cs.voluntary, cs.involuntary};
 }
 
+// The next instant of a free accessor's grid after the current time, for one
+// that missed its instant (every style does the same).
+simsync::SimTime next_after_now(const simsync::SimSyncHandler& handler, simsync::SimDuration period)
+{
+    const auto now = handler.now().time_since_epoch();
+    return simsync::SimTime{(now / period + 1) * period};
+}
+
+// The same scenario as inline systems (issue 11): no thread of their own. The
+// host thread sits in handler.run(), steps the world and runs every system's
+// completion right after the step; each re-arms from inside its completion.
+// Measured from run() to its return (after the last system stops the handler).
+Run run_inline_systems(int n, std::int64_t steps)
+{
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = kStep, .step_thread = simsync::StepThread::host});
+    const simsync::SimTime end{steps * kStep};
+    struct System {
+        simsync::SimSyncHandler* handler;
+        simsync::Accessor accessor;
+        simsync::SimDuration period;
+        simsync::SimTime end;
+        std::uint64_t grants = 0;
+        int* running;
+        void request(simsync::SimTime at)
+        {
+            accessor.async_request_access(at, simsync::run_inline([this, at](std::error_code ec, simsync::Access a) {
+                if (ec == simsync::errc::time_passed) return request(next_after_now(*handler, period));
+                simsync::SimTime next = at + period;
+                if (!ec) {
+                    ++grants;
+                    a.release(next);
+                }
+                if (!ec && next <= end) return request(next);
+                if (--*running == 0) handler->stop();
+            }));
+        }
+    };
+    int running = n;
+    std::vector<System> systems;
+    systems.reserve(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        systems.push_back({&handler, handler.register_accessor("a" + std::to_string(i), options_of(i)),
+                           kPeriods[i % 4] * kStep, end, 0, &running});
+    }
+    for (System& s : systems) s.request(simsync::kSimStart); // run by the host, in run()
+
+    const auto cs0 = simsync::bench::ContextSwitches::now();
+    const auto t0 = std::chrono::steady_clock::now();
+    handler.run();
+    const auto t1 = std::chrono::steady_clock::now();
+    const auto cs = simsync::bench::ContextSwitches::now() - cs0;
+    std::uint64_t grants = 0;
+    for (const System& s : systems) grants += s.grants;
+    return {std::chrono::duration<double>(t1 - t0).count(), grants, cs.voluntary, cs.involuntary};
+}
+
+// The same scenario as C++20 coroutines on one io_context run by two threads:
+// a coroutine holds no thread while it waits for its grant. Start-up (the two
+// threads, every coroutine's first request) is outside the measured span: the
+// handler starts paused and is resumed once every accessor is waiting.
+Run run_coroutines(int n, std::int64_t steps)
+{
+    namespace asio = boost::asio;
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = kStep, .start_paused = true});
+    const simsync::SimTime end{steps * kStep};
+    std::vector<simsync::Accessor> accessors;
+    accessors.reserve(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) accessors.push_back(handler.register_accessor("a" + std::to_string(i), options_of(i)));
+    std::atomic<std::uint64_t> grants{0};
+    asio::io_context io(2);
+    auto body = [&](int i) -> asio::awaitable<void> {
+        simsync::Accessor& a = accessors[static_cast<std::size_t>(i)];
+        const simsync::SimDuration period = kPeriods[i % 4] * kStep;
+        std::uint64_t mine = 0;
+        simsync::SimTime at = simsync::kSimStart;
+        while (at <= end) {
+            auto [ec, access] = co_await a.async_request_access(at, asio::use_awaitable);
+            if (ec == simsync::errc::time_passed) {
+                at = next_after_now(handler, period);
+                continue;
+            }
+            if (ec) break;
+            ++mine;
+            at += period;
+            access.release(at);
+        }
+        grants.fetch_add(mine);
+        a.deregister();
+    };
+    for (int i = 0; i < n; ++i) asio::co_spawn(io, body(i), asio::detached);
+    std::thread second([&] { io.run(); });
+    std::thread first([&] { io.run(); });
+    auto all_waiting = [&] {
+        const simsync::Snapshot snap = handler.snapshot();
+        return std::count_if(snap.accessors.begin(), snap.accessors.end(), [](const simsync::AccessorStatus& a) {
+                   return a.activity == simsync::AccessorStatus::Activity::waiting;
+               }) == n;
+    };
+    while (!all_waiting()) std::this_thread::yield(); // start-up, outside the measurement
+
+    const auto cs0 = simsync::bench::ContextSwitches::now();
+    const auto t0 = std::chrono::steady_clock::now();
+    handler.resume();
+    first.join();
+    second.join();
+    const auto t1 = std::chrono::steady_clock::now();
+    const auto cs = simsync::bench::ContextSwitches::now() - cs0;
+    return {std::chrono::duration<double>(t1 - t0).count(), grants.load(), cs.voluntary, cs.involuntary};
+}
+
 // Heap bytes in use per registered accessor (no threads).
 double heap_per_accessor(int n)
 {
@@ -213,7 +331,13 @@ int main(int argc, char** argv)
         double max_cost_1024_vs_8;   // per-grant cost at 1024 over that at 8
         double max_vcsw_per_grant;   // at every N
     };
-    const std::vector<Family> families{{"blocking", "blocking, one thread each", run, 2.0, 1.5}};
+    const double none = std::nan("");
+    // Inline systems run on the one thread that steps: no wake-up, so no
+    // context switch per grant (0.01 leaves room for the process's other,
+    // unrelated wake-ups, counted process-wide).
+    const std::vector<Family> families{{"blocking", "blocking, one thread each", run, 2.0, 1.5},
+                                       {"inline", "inline systems, host thread", run_inline_systems, 1.2, 0.01},
+                                       {"coroutine", "coroutines, 2-thread io_context", run_coroutines, none, none}};
     // Goals between styles at one N: `family`'s grants per second over `against`'s.
     struct Versus {
         std::string id;
@@ -224,7 +348,10 @@ int main(int argc, char** argv)
         Compare compare;
         double target;
     };
-    const std::vector<Versus> versus{};
+    const std::vector<Versus> versus{{"scaling_coroutine_vs_blocking_1024",
+                                      "1024 coroutine accessors on a 2-thread io_context: grants per second at least "
+                                      "5x 1024 blocking threads",
+                                      2, 0, 1024, Compare::at_least, 5.0}};
 
     struct Row {
         const Family* family;
@@ -268,10 +395,13 @@ int main(int argc, char** argv)
         "N accessors on a no-op world with a 1 ms step: periods of 1, 2, 5 and 10 steps, lockstep and free, "
         "shared and exclusive, mixed (accessor 0 is lockstep, exclusive, every step, so N = 1 is the lone "
         "accessor, which never hands off). Each requests its next instant and releases at once; the "
-        "simulated span gives about %.0f grants per run. Wall time from resume to the last accessor's end per "
-        "grant; context switches per grant are process-wide (getrusage). %d repetitions, the N values "
-        "interleaved; median and min-max. Ratios are within an accessor style: to N = 1 (no handoff) and to "
-        "N = 8 (the first N where grants go to other threads; the goal's baseline, since both hand off). "
+        "simulated span gives about %.0f grants per run. Three accessor styles run it: a blocking thread per "
+        "accessor; inline systems (completions with no executor, run by the host thread in handler.run() right "
+        "after the step); C++20 coroutines on one io_context run by two threads. Wall time from resume (inline: "
+        "from run()) to the last accessor's end, per grant; context switches per grant are process-wide "
+        "(getrusage). %d repetitions, the N values interleaved; median and min-max. Ratios are within an "
+        "accessor style: to N = 1 and to N = 8 (for blocking threads the first N where grants go to other "
+        "threads; the goal's baseline, since both hand off), and to the blocking style at the same N. "
         "Memory: heap the handler keeps per registered accessor (mallinfo2) and resident memory per accessor "
         "thread blocked in a request (64 KiB stacks).",
         target_grants, reps);
@@ -343,7 +473,7 @@ int main(int argc, char** argv)
             report.goals.push_back(simsync::bench::check_goal(
                 "scaling_" + f.id + "_1024_vs_8",
                 f.name + ": per-grant cost at 1024 accessors at most " + simsync::bench::number_text(f.max_cost_1024_vs_8) +
-                    "x that at 8 (both hand off)",
+                    "x that at 8" + (f.id == "blocking" ? std::string(" (both hand off)") : std::string()),
                 at1024 / at8, Compare::at_most, f.max_cost_1024_vs_8, "x", format("%.0f ns vs %.0f ns", at1024, at8)));
         }
         if (!std::isnan(f.max_vcsw_per_grant)) {

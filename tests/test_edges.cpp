@@ -409,9 +409,13 @@ TEST_CASE("Edges.Registration.SimulatedTimerStartedWhileTimeRuns" * doctest::tim
                          .on_end = [&](std::error_code) { ++ended; }},
                         {.handler = &handler});
     std::atomic<int> calls{0};
-    timer.start_async([&](const TimerTick&) { ++calls; });
+    // start_async registers the timer's accessor on the calling thread, and
+    // registration waits for the step in flight: start it from a thread of its
+    // own, and open the world once it is waiting there.
+    std::thread starter([&] { timer.start_async([&](const TimerTick&) { ++calls; }); });
     (void)eventually([&] { return handler.snapshot().accessors.size() == 2; }, 200ms);
     world.open();
+    starter.join();
     stepping.join();
     const bool ticked = eventually([&] { return calls.load() >= 3 || !timer.running(); });
     const std::error_code error = timer.error();
@@ -454,6 +458,37 @@ TEST_CASE("Edges.Timer.EndingOnARefusalIsAnnounced" * doctest::timeout(60))
     CHECK(report->accessor == "doomed");
     CHECK(report->reason == errc::not_registered);
     CHECK(report->message.find("doomed") != std::string::npos);
+    timer.stop();
+}
+
+TEST_CASE("Edges.Timer.EndingOnAStoppedSimulationIsNoDiagnostic" * doctest::timeout(60))
+{
+    // periodic_timer.hpp: a stopped simulation is every timer's normal end; the
+    // owner hears of it through on_end, the operator's diagnostics do not.
+    CountingWorld world;
+    DiagnosticLog log;
+    SimSyncHandler handler(world, {.step = 1ms, .diagnostics = log.callback()});
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::optional<std::error_code> end_reason;
+    PeriodicTimer timer({.name = "ordinary", .period = 1ms, .clock = TimerClock::simulated,
+                         .on_end =
+                             [&](std::error_code reason) {
+                                 std::lock_guard<std::mutex> lock(mutex);
+                                 end_reason = reason;
+                                 cv.notify_all();
+                             }},
+                        {.handler = &handler});
+    auto holder = handler.register_accessor("holder", {.first_request = ms(2)}); // holds time at 2 ms
+    timer.start_async([](const TimerTick&) {});
+    REQUIRE(eventually([&] { return is_waiting(handler, "ordinary"); }));
+    handler.stop();
+    {
+        std::unique_lock<std::mutex> lock(mutex);
+        REQUIRE(cv.wait_for(lock, 10s, [&] { return end_reason.has_value(); }));
+    }
+    CHECK(*end_reason == errc::stopped);
+    CHECK_FALSE(log.first(Diagnostic::Kind::accessor_ended).has_value());
     timer.stop();
 }
 

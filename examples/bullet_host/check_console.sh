@@ -29,7 +29,7 @@ expect() {
 }
 field() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" <<<"$2"; }
 
-expect "jitter" >/dev/null
+expect "sensors" >/dev/null
 send status; s0=$(expect "status ")
 send pause
 send status; s1=$(expect "status ")

@@ -4,7 +4,9 @@
 # Runs the host RUNS times with every accessor thread jittered by 0..JITTER_US us
 # and a fresh seed each run; every other run adds an operator thread that pauses,
 # steps, runs-until and resumes at random (--chaos), and every fourth steps Bullet
-# on the host thread only (--host-steps). All hashes must equal the one of the
+# on the host thread only (--host-steps); the sensors are inline systems (the default)
+# except in every third run, where they have threads of their own (--sensors
+# threads; chaos meets both). All hashes must equal the one of the
 # no-threads reference. A control run shows the hash does notice a push applied
 # one step late. Runs are unpaced (--scale 0) except every fifth, which the
 # real-time pacer paces (at 1x, or 3x): the pacer only holds time, so the hash
@@ -38,6 +40,7 @@ for ((i = 1; i <= runs; i++)); do
   seed=$(( (RANDOM << 30) ^ (RANDOM << 15) ^ RANDOM ^ (i << 45) ))
   args=(--duration "$duration" --jitter-us "$jitter" --seed "$seed")
   (( i % 2 == 0 )) && args+=(--chaos)
+  (( i % 3 == 0 )) && args+=(--sensors threads)
   (( i % 4 == 3 )) && args+=(--host-steps)
   if (( i % 10 == 5 )); then args+=(--scale 1)
   elif (( i % 10 == 0 )); then args+=(--scale 3)

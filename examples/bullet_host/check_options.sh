@@ -12,7 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 help=$("$host" --help) || fail "--help exited $?"
-for option in --config --duration --scale --trace --jitter-us --seed --chaos --host-steps --no-threads --help "0: unpaced"; do
+for option in --config --duration --scale --trace --jitter-us --seed --chaos --host-steps --no-threads --sensors --help "0: unpaced"; do
   grep -qF -- "$option" <<<"$help" || fail "--help does not list $option"
 done
 
@@ -31,6 +31,7 @@ expect_error "--duration: expected simulated seconds in (0, 1e6]" --duration 0
 expect_error "--seed: expected an unsigned integer" --seed -1
 expect_error "--jitter-us: must be >= 0" --jitter-us -5
 expect_error "unrecognised option '--bogus'" --bogus
+expect_error "--sensors: 'fibres' is neither 'inline' nor 'threads'" --sensors fibres
 expect_error "--slip-tick: a test hook of --no-threads" --slip-tick 3
 
 printf 'world:\n  type: bullet\n  bodies:\n    - {name: a, shape: box, mass: -1}\n' >"$tmp/bad.yaml"
@@ -41,6 +42,9 @@ expect_error "world.type: unknown world type 'bouncing_balls'; this program know
 out=$("$host" --scale 0 --duration 0.2 </dev/null) || fail "--scale 0 exited $?"
 grep -q "unpaced" <<<"$out" || fail "--scale 0 did not run unpaced"
 grep -q "^pacer:" <<<"$out" && fail "--scale 0 ran a pacer"
+inline=$("$host" --scale 0 --duration 0.3 </dev/null | grep '^trajectory_hash=') || fail "--sensors inline (default) failed"
+threads=$("$host" --scale 0 --duration 0.3 --sensors threads </dev/null | grep '^trajectory_hash=') || fail "--sensors threads failed"
+[[ $inline == "$threads" ]] || fail "--sensors inline ($inline) and threads ($threads) give different hashes"
 out=$("$host" --scale 4 --duration 0.2 </dev/null) || fail "--scale 4 exited $?"
 grep -q "paced at 4x" <<<"$out" || fail "--scale 4 did not pace at 4x"
 echo ok

@@ -5,6 +5,10 @@
 //   - a controller (lockstep, exclusive, 100 Hz) that pushes box_0 with an
 //     impulse computed from where box_0 is;
 //   - three sensors (lockstep, shared, 200 / 30 / 10 Hz) that only read poses.
+// The sensors are inline systems by default (--sensors inline, issue 11): their
+// completions have no executor, so the thread that steps Bullet runs them right
+// after the step, with no thread handoff; --sensors threads gives each its own
+// thread instead. The hash is the same either way.
 // At the end it prints a summary and one line `trajectory_hash=<16 hex digits>`:
 // a hash of every body's exact state at each controller tick and at the end.
 // The hash is the same whatever the thread timing (--jitter-us, --chaos), and the
@@ -19,7 +23,8 @@
 //
 // Usage: simsync-bullet-host [--config FILE] [--duration SIM_SECONDS] [--scale X]
 //                            [--trace FILE] [--jitter-us N] [--seed S] [--chaos]
-//                            [--host-steps] [--no-threads] [--web [HOST:]PORT]   (--help lists them)
+//                            [--host-steps] [--no-threads] [--sensors inline|threads]
+//                            [--web [HOST:]PORT]              (--help lists them)
 //
 // --web serves the live console in a browser: the bodies, the accessors, the
 // timeline of grants, and the operator's controls (not with --no-threads).
@@ -29,6 +34,7 @@
 #include "operator_console.hpp"
 #include "scenario_clock.hpp"
 
+#include <simsync/asio.hpp>
 #include <simsync/bullet/bullet.hpp>
 #include <simsync/simsync.hpp>
 
@@ -42,6 +48,7 @@
 #include <atomic>
 #include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -92,6 +99,7 @@ struct Options {
     bool no_threads = false;
     bool chaos = false;
     bool host_steps = false;
+    bool inline_sensors = true; // --sensors inline (default) or threads
     // Test hook (--no-threads only): apply the push of this controller tick one
     // step late, to show that the hash notices a single-step slip.
     std::optional<std::int64_t> slip_tick;
@@ -105,7 +113,7 @@ simsync::examples::CommandLine command_line()
     cli.program = "simsync-bullet-host";
     cli.synopsis = "[--config FILE] [--duration SIM_SECONDS] [--scale X] [--trace FILE]\n"
                    "                           [--jitter-us N] [--seed S] [--chaos] [--host-steps] [--no-threads]\n"
-                   "                           [--web [HOST:]PORT]";
+                   "                           [--sensors inline|threads] [--web [HOST:]PORT]";
     cli.summary = "A Bullet world behind a SimSyncHandler: a controller and three sensors on one simulated clock;\n"
                   "prints trajectory_hash=<16 hex digits>, the same for every thread timing.";
     cli.options.add_options()
@@ -123,7 +131,10 @@ simsync::examples::CommandLine command_line()
          "seed of the jitter and chaos random numbers (default: fresh each run)")
         ("chaos", po::bool_switch(), "an operator thread pauses, steps, runs-until and resumes at random")
         ("host-steps", po::bool_switch(), "StepThread::host: only the main thread steps Bullet (handler.run())")
-        ("no-threads", po::bool_switch(), "reference: step Bullet directly, same controller at the same instants");
+        ("no-threads", po::bool_switch(), "reference: step Bullet directly, same controller at the same instants")
+        ("sensors", po::value<std::string>()->value_name("inline|threads")->default_value("inline"),
+         "inline: the sensors run on the thread that steps, right after the step (no thread each);\n"
+         "threads: one thread per sensor. The hash is the same either way");
     cli.hidden.add_options()("slip-tick", po::value<std::int64_t>(), "test hook of --no-threads");
     cli.epilogue = "stdin (one per line): pause, resume, step N, until T, scale X, revoke NAME, status, quit\n"
                    "Exit status: 0 done, 1 failure while running, 2 bad option or scenario.";
@@ -140,6 +151,10 @@ std::optional<Options> parse_options(int argc, char** argv, int& exit_code)
         simsync::examples::check_scale_option(v);
         if (v["jitter-us"].as<std::int64_t>() < 0) simsync::examples::option_error("jitter-us", "must be >= 0");
         if (v.count("seed") != 0) o.seed = simsync::examples::parse_unsigned_option("seed", v["seed"].as<std::string>());
+        const std::string& sensors = v["sensors"].as<std::string>();
+        if (sensors != "inline" && sensors != "threads") {
+            simsync::examples::option_error("sensors", "'" + sensors + "' is neither 'inline' nor 'threads'");
+        }
         if (v.count("slip-tick") != 0 && !v["no-threads"].as<bool>()) {
             simsync::examples::option_error("slip-tick", "a test hook of --no-threads");
         }
@@ -165,6 +180,7 @@ std::optional<Options> parse_options(int argc, char** argv, int& exit_code)
     o.no_threads = v["no-threads"].as<bool>();
     o.chaos = v["chaos"].as<bool>();
     o.host_steps = v["host-steps"].as<bool>();
+    o.inline_sensors = v["sensors"].as<std::string>() == "inline";
     if (v.count("slip-tick") != 0) o.slip_tick = v["slip-tick"].as<std::int64_t>();
     if (v.count("web") != 0) o.web = v["web"].as<std::string>();
     o.values = v;
@@ -523,6 +539,48 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
         accessor.deregister(); // let the others finish without us
     };
 
+    // Inline sensors: no thread each. A sensor's completion runs on whichever
+    // thread steps Bullet, right after the step; it reads, releases with its
+    // next instant and asks for that one from inside the completion (the handler
+    // runs the next completion after this one returns: the stack stays flat).
+    // Jitter is for threads and does not apply here. The last sensor to finish
+    // says so; finish() waits for that as it joins the threads.
+    std::mutex sensors_mutex;
+    std::condition_variable sensors_cv;
+    std::size_t sensors_running = 0; // guarded by sensors_mutex
+    std::function<void(std::size_t, std::int64_t)> request_inline = [&](std::size_t index, std::int64_t n) {
+        Participant& p = participants[index];
+        const simsync::SimTime at = controller_or_sensor_instant(p.rate_hz, n, end, false);
+        const auto asked = std::chrono::steady_clock::now();
+        accessors[index].async_request_access(at, simsync::run_inline([&, index, n, at, asked](std::error_code ec,
+                                                                                               simsync::Access access) {
+            Participant& q = participants[index];
+            const auto granted_at = std::chrono::steady_clock::now();
+            q.blocked += granted_at - asked;
+            const simsync::SimTime next = controller_or_sensor_instant(q.rate_hz, n + 1, end, false);
+            if (!ec) {
+                q.last_reading = read_sensor(access.world_as<const sb::BulletWorld>());
+                ++q.grants;
+                q.last_grant = access.granted_time();
+                access.release(next);
+                if (tracing) q.trace.push_back({at, q.last_grant, asked, std::chrono::steady_clock::now()});
+#if SIMSYNC_EXAMPLES_WEB
+                if (q.track != nullptr) {
+                    q.track->record({.requested = at, .granted = q.last_grant, .asked = asked,
+                                     .granted_at = granted_at, .released = std::chrono::steady_clock::now()});
+                }
+#endif
+                if (next <= end) return request_inline(index, n + 1);
+            } else if (!quitting.load()) {
+                std::fprintf(stderr, "%s: request at %s s refused: %s\n", q.name.c_str(),
+                             simsync::format_seconds(at).c_str(), ec.message().c_str());
+                failed = true;
+            }
+            std::lock_guard<std::mutex> g(sensors_mutex);
+            if (--sensors_running == 0) sensors_cv.notify_all();
+        }));
+    };
+
     std::atomic<bool> done{false};
     ChaosStats chaos;
     // The operator: random pause, step(n), run_until and resume from outside,
@@ -580,7 +638,18 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
 
     const auto wall_start = simsync::WallClock::now();
     std::vector<std::thread> threads;
-    for (std::size_t i = 0; i < participants.size(); ++i) threads.emplace_back(participant_thread, i);
+    for (std::size_t i = 0; i < participants.size(); ++i) {
+        const bool is_sensor = participants[i].mode != simsync::AccessMode::exclusive;
+        if (is_sensor && options.inline_sensors) {
+            {
+                std::lock_guard<std::mutex> g(sensors_mutex);
+                ++sensors_running;
+            }
+            request_inline(i, 0);
+        } else {
+            threads.emplace_back(participant_thread, i);
+        }
+    }
     std::thread operator_thread;
     if (options.chaos) operator_thread = std::thread(chaos_thread);
     // The human operator (stdin). `quit` stops the handler: every waiting
@@ -603,6 +672,10 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
     std::uint64_t clock_messages = 0;
     auto finish = [&] {
         for (auto& t : threads) t.join();
+        {
+            std::unique_lock<std::mutex> lock(sensors_mutex);
+            sensors_cv.wait(lock, [&] { return sensors_running == 0; });
+        }
         done = true;
         if (operator_thread.joinable()) operator_thread.join();
         if (pacer) pacer_stats = pacer->stats();
@@ -678,12 +751,13 @@ int main(int argc, char** argv)
 
     std::printf("simsync-bullet-host: %s, %zu bodies, dt %s s, %s s simulated, Bullet %s precision, %s\n",
                 options.no_threads ? "no threads (reference)"
-                                   : (options.host_steps ? "threads, host steps" : "threads, any thread steps"),
+                                   : (options.host_steps ? "host steps" : "any thread steps"),
                 setup.scene.bodies.size(), simsync::format_seconds(simsync::SimTime{step}).c_str(),
                 simsync::format_seconds(end).c_str(), sb::BulletWorld::double_precision() ? "double" : "float",
                 options.config_file.empty() ? "embedded scenario" : options.config_file.c_str());
     if (!options.no_threads) {
-        std::printf("jitter 0..%lld us, seed %llu, chaos %s, ", static_cast<long long>(options.jitter_us),
+        std::printf("sensors %s, jitter 0..%lld us, seed %llu, chaos %s, ",
+                    options.inline_sensors ? "inline" : "on threads", static_cast<long long>(options.jitter_us),
                     static_cast<unsigned long long>(seed), options.chaos ? "on" : "off");
         if (setup.paced) {
             std::printf("paced at %gx (pacer period %s s)\n", setup.scale,

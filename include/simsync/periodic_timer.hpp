@@ -53,7 +53,8 @@ struct PeriodicTimerConfig {
     /// Simulated time: called once, on the thread running the timer, when the
     /// timer ends on its own because its request was refused (the reason, as
     /// error() then says); the handler's diagnostics get an accessor_ended report
-    /// too. Not called after stop() or a stop signal.
+    /// too, except for `stopped` (the simulation's normal end). Not called after
+    /// stop() or a stop signal.
     std::function<void(std::error_code)> on_end{};
 };
 

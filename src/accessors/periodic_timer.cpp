@@ -259,6 +259,12 @@ struct PeriodicTimer::Impl : std::enable_shared_from_this<PeriodicTimer::Impl> {
     // handler's diagnostics, so nobody has to poll error() to notice.
     void announce_end(SimSyncHandler& handler, std::error_code reason)
     {
+        // A stopped simulation is the normal end of every timer on it: the owner
+        // hears of it (on_end), the operator's diagnostics do not.
+        if (reason == errc::stopped) {
+            if (config.on_end) config.on_end(reason);
+            return;
+        }
         Diagnostic d;
         d.kind = Diagnostic::Kind::accessor_ended;
         d.at = handler.now();

@@ -1,0 +1,20 @@
+# Runs PROGRAM and checks that it exits with 0 and that, for each regular
+# expression in the list EXPECT, one whole line of its standard output matches it.
+# usage: cmake -DPROGRAM=path "-DEXPECT=regex;regex..." -P check_output.cmake
+execute_process(COMMAND ${PROGRAM} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 50)
+message("${out}${err}")
+if(NOT code EQUAL 0)
+  message(FATAL_ERROR "${PROGRAM} exited with '${code}'")
+endif()
+string(REPLACE "\n" ";" lines "${out}")
+foreach(expected IN LISTS EXPECT)
+  set(found FALSE)
+  foreach(line IN LISTS lines)
+    if(line MATCHES "^${expected}$")
+      set(found TRUE)
+    endif()
+  endforeach()
+  if(NOT found)
+    message(FATAL_ERROR "${PROGRAM}: no line of its output is '${expected}'")
+  endif()
+endforeach()
