@@ -134,7 +134,10 @@ simsync::examples::CommandLine command_line()
         ("no-threads", po::bool_switch(), "reference: step Bullet directly, same controller at the same instants")
         ("sensors", po::value<std::string>()->value_name("inline|threads")->default_value("inline"),
          "inline: the sensors run on the thread that steps, right after the step (no thread each);\n"
-         "threads: one thread per sensor. The hash is the same either way");
+         "threads: one thread per sensor. The hash is the same either way")
+        ("web", po::value<std::string>()->value_name("[HOST:]PORT"),
+         "serve the live web console (loopback unless HOST says otherwise; port 0: a free one, the URL is printed; "
+         "a non-loopback HOST requires the printed token for control)");
     cli.hidden.add_options()("slip-tick", po::value<std::int64_t>(), "test hook of --no-threads");
     cli.epilogue = "stdin (one per line): pause, resume, step N, until T, scale X, revoke NAME, status, quit\n"
                    "Exit status: 0 done, 1 failure while running, 2 bad option or scenario.";

@@ -119,6 +119,9 @@ struct WebConsole::Impl {
 
     // Sampler thread.
     void sampler_loop();
+    // Any thread: the next frame as soon as the sampler may (a page connected,
+    // a HandlerEvent).
+    void frame_soon();
     void tick();
     bool read_scene();
     std::string build_frame(const Snapshot& snap, WallTime wall, std::optional<double> achieved,
@@ -176,6 +179,8 @@ struct WebConsole::Impl {
     std::mutex stop_mutex;
     std::condition_variable stop_cv;
     bool stopping = false; // guarded by stop_mutex
+    bool changed = false;  // frame_soon() since the last frame; guarded by stop_mutex
+    Subscription events;   // pause, resume, step, target reached: a frame at once
     bool stopped = false;  // stop() ran; guarded by stop_mutex
     mutable std::mutex failure_mutex;
     std::exception_ptr failure;
@@ -220,7 +225,8 @@ struct WebConsole::Impl::Session : std::enable_shared_from_this<Session> {
         registered = true;
         impl.sessions.push_back(shared_from_this());
         queue_reply(std::make_shared<const std::string>(impl.welcome(control)));
-        impl.history_wanted = true; // the sampler sends the history with its next frame
+        impl.history_wanted = true; // the sampler sends the history with its next frame ...
+        impl.frame_soon();          // ... which it makes now
         read();
     }
 
@@ -540,6 +546,11 @@ WebConsole::Impl::Impl(SimSyncHandler& h, WebConsoleSources s, WebConsoleConfig 
             config.accessor_name, {.kind = AccessorKind::free, .mode = AccessMode::shared, .priority = INT_MAX});
     }
 
+    // A change of state (an operator's pause, a step's target reached) is shown
+    // at once instead of at the next frame: the event only wakes the sampler,
+    // which does the reading on its own thread as always.
+    events = handler.subscribe([this](const HandlerEvent&) { frame_soon(); });
+
     work.emplace(ioc->get_executor());
     accept();
     std::promise<void> done;
@@ -658,19 +669,40 @@ std::string WebConsole::Impl::handle_command(std::string_view text, std::optiona
 
 // ---------------------------------------------------------------------- sampler
 
+void WebConsole::Impl::frame_soon()
+{
+    {
+        std::lock_guard<std::mutex> g(stop_mutex);
+        changed = true;
+    }
+    stop_cv.notify_all();
+}
+
 void WebConsole::Impl::sampler_loop()
 {
+    // An event brings the next frame forward, but frames stay at least a quarter
+    // period (at most 50 ms) apart: a burst of single steps must not turn the
+    // sampler into a busy loop.
+    const auto min_gap = std::min<WallClock::duration>(config.frame_period / 4, std::chrono::milliseconds(50));
     try {
         auto next = WallClock::now();
+        auto last = next - config.frame_period;
         for (;;) {
             {
                 std::unique_lock<std::mutex> lock(stop_mutex);
-                if (stop_cv.wait_until(lock, next, [&] { return stopping; })) return;
+                for (;;) {
+                    if (stopping) return;
+                    const auto now = WallClock::now();
+                    if (now >= next || (changed && now >= last + min_gap)) break;
+                    stop_cv.wait_until(lock, changed ? std::min(next, last + min_gap) : next);
+                }
+                changed = false;
             }
+            last = WallClock::now();
             tick();
-            next += config.frame_period;
-            const auto now = WallClock::now();
-            if (next < now) next = now; // fell behind (a long scene read): skip, never burst
+            // Timed from this frame's start; a frame that took longer than a
+            // period (a long scene read) is followed at once, never by a burst.
+            next = last + config.frame_period;
         }
     } catch (...) {
         std::lock_guard<std::mutex> g(failure_mutex);
@@ -970,6 +1002,7 @@ void WebConsole::stop()
         i.stopping = true;
     }
     i.stop_cv.notify_all();
+    i.events.reset(); // waits for a callback running now; none afterwards
     if (i.sampler.joinable()) i.sampler.join();
     i.accessor.reset(); // deregisters: the console no longer touches the world
     // Close every socket on the network thread, let the aborted operations

@@ -221,6 +221,34 @@ TEST_CASE("WebConsole.Commands.PauseStepRunUntilResumeAsTheTerminalDoes" * docte
     CHECK(console.stats().commands_applied == 4);
 }
 
+TEST_CASE("WebConsole.Frames.AChangeOfStateIsShownWithoutWaitingForTheNextFrame" * doctest::timeout(90))
+{
+    // A frame period far longer than every wait below: a frame that shows a
+    // change in time was made for the change (a HandlerEvent, or the page
+    // connecting), not by the period.
+    PacedSim sim;
+    WebConsoleConfig config = fast_config();
+    config.frame_period = 120s;
+    WebConsole console(sim.handler, {.scale = &sim.scale, .pacer = &*sim.pacer}, config);
+    Viewer v(console.endpoint().port); // its history and first frame come at once too
+
+    sim.handler.pause();
+    const auto paused = v.client.frame_where([](const auto& f) { return str(f.at("state")) == "paused"; }, 20000ms);
+    REQUIRE(paused);
+    const std::uint64_t s0 = steps_of(*paused);
+
+    sim.handler.step(3);
+    const auto stepped = v.client.frame_where(
+        [&](const auto& f) { return str(f.at("state")) == "paused" && steps_of(f) == s0 + 3; }, 20000ms);
+    REQUIRE(stepped);
+    CHECK(sim.handler.steps() == s0 + 3);
+
+    sim.handler.resume();
+    CHECK(v.client.frame_where([](const auto& f) { return str(f.at("state")) == "running"; }, 20000ms));
+    // A handful of changes made a handful of frames, not a stream.
+    CHECK(console.stats().frames < 20);
+}
+
 TEST_CASE("WebConsole.Commands.BadCommandsAreAnsweredAndChangeNothing" * doctest::timeout(90))
 {
     PacedSim sim;

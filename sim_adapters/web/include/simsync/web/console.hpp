@@ -108,7 +108,9 @@ struct WebConsoleStats {
 /// A live operator console in the browser, served by the host process.
 ///
 /// An observer built on the handler's public API only. A sampler thread of its
-/// own, every `frame_period`, takes a Snapshot, the pacer's statistics and the
+/// own, every `frame_period` (and at once, at most every 50 ms, after a
+/// HandlerEvent such as a pause or a step's target reached, or when a page
+/// connects), takes a Snapshot, the pacer's statistics and the
 /// timeline's new spans and, with a SceneSource, reads the world inside a shared
 /// access of a *free* accessor (highest priority, so it waits for no lockstep
 /// accessor that has not asked yet; it first tries without waiting and then
