@@ -25,7 +25,10 @@
 //                            [--trace FILE] [--jitter-us N] [--seed S] [--chaos]
 //                            [--host-steps] [--no-threads] [--sensors inline|threads]
 //                            [--ros2-clock [DOMAIN]] [--ros2-network NET]
-//                                                             (--help lists them)
+//                            [--web [HOST:]PORT]              (--help lists them)
+//
+// --web serves the live console in a browser: the bodies, the accessors, the
+// timeline of grants, and the operator's controls (not with --no-threads).
 
 #include "chrome_trace.hpp"
 #include "command_line.hpp"
@@ -36,6 +39,12 @@
 #include <simsync/asio.hpp>
 #include <simsync/bullet/bullet.hpp>
 #include <simsync/simsync.hpp>
+
+#if SIMSYNC_EXAMPLES_WEB
+#include "bullet_scene.hpp"
+
+#include <simsync/web/web.hpp>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -96,6 +105,7 @@ struct Options {
     // Test hook (--no-threads only): apply the push of this controller tick one
     // step late, to show that the hash notices a single-step slip.
     std::optional<std::int64_t> slip_tick;
+    std::string web; // "[HOST:]PORT" of the web console ("" = none)
 };
 
 simsync::examples::CommandLine command_line()
@@ -105,7 +115,8 @@ simsync::examples::CommandLine command_line()
     cli.program = "simsync-bullet-host";
     cli.synopsis = "[--config FILE] [--duration SIM_SECONDS] [--scale X] [--trace FILE]\n"
                    "                           [--jitter-us N] [--seed S] [--chaos] [--host-steps] [--no-threads]\n"
-                   "                           [--sensors inline|threads] [--ros2-clock [DOMAIN]] [--ros2-network NET]";
+                   "                           [--sensors inline|threads] [--web [HOST:]PORT]\n"
+                   "                           [--ros2-clock [DOMAIN]] [--ros2-network NET]";
     cli.summary = "A Bullet world behind a SimSyncHandler: a controller and three sensors on one simulated clock;\n"
                   "prints trajectory_hash=<16 hex digits>, the same for every thread timing.";
     cli.options.add_options()
@@ -126,10 +137,13 @@ simsync::examples::CommandLine command_line()
         ("no-threads", po::bool_switch(), "reference: step Bullet directly, same controller at the same instants")
         ("sensors", po::value<std::string>()->value_name("inline|threads")->default_value("inline"),
          "inline: the sensors run on the thread that steps, right after the step (no thread each);\n"
-         "threads: one thread per sensor. The hash is the same either way");
+         "threads: one thread per sensor. The hash is the same either way")
+        ("web", po::value<std::string>()->value_name("[HOST:]PORT"),
+         "serve the live web console (loopback unless HOST says otherwise; port 0: a free one, the URL is printed; "
+         "a non-loopback HOST requires the printed token for control)");
     simsync::examples::add_ros2_clock_options(cli.options);
     cli.hidden.add_options()("slip-tick", po::value<std::int64_t>(), "test hook of --no-threads");
-    cli.epilogue = "stdin (one per line): pause, resume, step N, scale X, status, quit\n"
+    cli.epilogue = "stdin (one per line): pause, resume, step N, until T, scale X, revoke NAME, status, quit\n"
                    "Exit status: 0 done, 1 failure while running, 2 bad option or scenario.";
     return cli;
 }
@@ -152,6 +166,18 @@ std::optional<Options> parse_options(int argc, char** argv, int& exit_code)
         if (v.count("slip-tick") != 0 && !v["no-threads"].as<bool>()) {
             simsync::examples::option_error("slip-tick", "a test hook of --no-threads");
         }
+        if (v.count("web") != 0) {
+#if SIMSYNC_EXAMPLES_WEB
+            try {
+                simsync::web::parse_endpoint(v["web"].as<std::string>());
+            } catch (const simsync::Error& e) {
+                simsync::examples::option_error("web", e.what());
+            }
+            if (v["no-threads"].as<bool>()) simsync::examples::option_error("web", "watches a handler: not with --no-threads");
+#else
+            simsync::examples::option_error("web", "this build has no web console (simsync::web is off)");
+#endif
+        }
     });
     if (!values) return std::nullopt;
     const po::variables_map& v = *values;
@@ -164,6 +190,7 @@ std::optional<Options> parse_options(int argc, char** argv, int& exit_code)
     o.host_steps = v["host-steps"].as<bool>();
     o.inline_sensors = v["sensors"].as<std::string>() == "inline";
     if (v.count("slip-tick") != 0) o.slip_tick = v["slip-tick"].as<std::int64_t>();
+    if (v.count("web") != 0) o.web = v["web"].as<std::string>();
     o.values = v;
     return o;
 }
@@ -322,6 +349,9 @@ struct Participant {
     simsync::WallClock::duration blocked{};
     SensorReading last_reading;
     std::vector<simsync::examples::TraceSpan> trace; // with --trace only
+#if SIMSYNC_EXAMPLES_WEB
+    simsync::web::GrantTimeline::Track* track = nullptr; // with --web only
+#endif
 };
 
 // Sleeps a random 0..max_us microseconds; one per thread.
@@ -485,7 +515,8 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
             jitter();
             const auto asked = std::chrono::steady_clock::now();
             simsync::Access access = accessor.request_access(at);
-            p.blocked += std::chrono::steady_clock::now() - asked;
+            const auto granted_at = std::chrono::steady_clock::now();
+            p.blocked += granted_at - asked;
             if (!access && quitting.load()) break; // the operator quit: stopped
             if (!access) {
                 std::fprintf(stderr, "%s: request at %s s refused: %s\n", p.name.c_str(),
@@ -509,6 +540,12 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
             const bool last = is_controller && access.granted_time() >= end;
             if (!last) access.release(controller_or_sensor_instant(p.rate_hz, n + 1, end, is_controller));
             if (tracing) p.trace.push_back({at, p.last_grant, asked, std::chrono::steady_clock::now()});
+#if SIMSYNC_EXAMPLES_WEB
+            if (p.track != nullptr) {
+                p.track->record({.requested = at, .granted = p.last_grant, .asked = asked, .granted_at = granted_at,
+                                 .released = std::chrono::steady_clock::now()});
+            }
+#endif
             if (last) break;
         }
         accessor.deregister(); // let the others finish without us
@@ -530,7 +567,8 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
         accessors[index].async_request_access(at, simsync::run_inline([&, index, n, at, asked](std::error_code ec,
                                                                                                simsync::Access access) {
             Participant& q = participants[index];
-            q.blocked += std::chrono::steady_clock::now() - asked;
+            const auto granted_at = std::chrono::steady_clock::now();
+            q.blocked += granted_at - asked;
             const simsync::SimTime next = controller_or_sensor_instant(q.rate_hz, n + 1, end, false);
             if (!ec) {
                 q.last_reading = read_sensor(access.world_as<const sb::BulletWorld>());
@@ -538,6 +576,12 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
                 q.last_grant = access.granted_time();
                 access.release(next);
                 if (tracing) q.trace.push_back({at, q.last_grant, asked, std::chrono::steady_clock::now()});
+#if SIMSYNC_EXAMPLES_WEB
+                if (q.track != nullptr) {
+                    q.track->record({.requested = at, .granted = q.last_grant, .asked = asked,
+                                     .granted_at = granted_at, .released = std::chrono::steady_clock::now()});
+                }
+#endif
                 if (next <= end) return request_inline(index, n + 1);
             } else if (!quitting.load()) {
                 std::fprintf(stderr, "%s: request at %s s refused: %s\n", q.name.c_str(),
@@ -579,6 +623,30 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
             handler.resume();
         }
     };
+
+    // The web console: an observer of the handler (a free, shared accessor for
+    // the picture, which never touches the world outside its access), fed the
+    // participants' grants for its timeline.
+#if SIMSYNC_EXAMPLES_WEB
+    std::optional<simsync::web::GrantTimeline> timeline;
+    std::optional<simsync::examples::BulletScene> scene;
+    std::optional<simsync::web::WebConsole> web;
+    if (!options.web.empty()) {
+        timeline.emplace();
+        for (Participant& p : participants) p.track = &timeline->add_track(p.name, simsync::to_string(p.mode));
+        scene.emplace(setup.scene, std::vector<sb::BodyIndex>{0}); // the controller pushes the first body
+        simsync::web::WebConsoleConfig web_config;
+        web_config.endpoint = simsync::web::parse_endpoint(options.web);
+        web_config.title = "simsync-bullet-host";
+        web.emplace(handler,
+                    simsync::web::WebConsoleSources{.scale = &scale,
+                                                    .pacer = pacer ? &*pacer : nullptr,
+                                                    .scene = &*scene,
+                                                    .timeline = &*timeline},
+                    web_config);
+        simsync::examples::print_web_console_url(web->url(), web->control_requires_token(), web->endpoint().host);
+    }
+#endif
 
     const auto wall_start = simsync::WallClock::now();
     std::vector<std::thread> threads;
@@ -629,6 +697,9 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
         }
         handler.stop();
         console.stop();
+#if SIMSYNC_EXAMPLES_WEB
+        web.reset(); // before the pacer it reads
+#endif
         pacer.reset();
         clock.stop();
         clock_messages = clock.published();

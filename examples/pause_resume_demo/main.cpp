@@ -4,15 +4,21 @@
 //
 // Usage: simsync-demo [--config FILE] [--duration SIM_SECONDS] [--scale X]
 //                     [--clock-udp HOST:PORT]... [--ros2-clock [DOMAIN]] [--trace FILE]
+//                     [--web [HOST:]PORT]
 // (--help lists them; --scale 0 runs unpaced.)
 // On a terminal: p pause, r resume, s step, + / - scale, q quit.
-// Otherwise one command per line on stdin: pause, resume, step N, scale X,
-// status, quit.
+// Otherwise one command per line on stdin: pause, resume, step N, until T,
+// scale X, revoke NAME, status, quit. --web serves the same controls, and a live
+// picture, to a browser.
 
 #include "balls_world.hpp"
 #include "command_line.hpp"
 #include "ros2_clock.hpp"
 #include "scenario.hpp"
+
+#if SIMSYNC_EXAMPLES_WEB
+#include <simsync/web/console.hpp>
+#endif
 
 #include <simsync/simsync.hpp>
 
@@ -29,8 +35,8 @@ simsync::examples::CommandLine command_line()
 {
     simsync::examples::CommandLine cli;
     cli.program = "simsync-demo";
-    cli.synopsis = "[--config FILE] [--duration SIM_SECONDS] [--scale X] [--clock-udp HOST:PORT]... [--ros2-clock [DOMAIN]] "
-                   "[--ros2-network NET] [--trace FILE]";
+    cli.synopsis = "[--config FILE] [--duration SIM_SECONDS] [--scale X] [--clock-udp HOST:PORT]...\n"
+                   "                    [--ros2-clock [DOMAIN]] [--ros2-network NET] [--trace FILE] [--web [HOST:]PORT]";
     cli.summary = "Bouncing balls, sensor threads, a controller, a clock publisher and a pacer on one simulated clock.";
     cli.options.add_options()
         ("config", po::value<std::string>()->value_name("FILE"),
@@ -44,10 +50,14 @@ simsync::examples::CommandLine command_line()
     simsync::examples::add_ros2_clock_options(cli.options);
     cli.options.add_options()
         ("trace", po::value<std::string>()->value_name("FILE"),
-         "write a Chrome trace JSON of every grant (Perfetto, chrome://tracing)");
+         "write a Chrome trace JSON of every grant (Perfetto, chrome://tracing)")
+        ("web", po::value<std::string>()->value_name("[HOST:]PORT"),
+         "serve the live web console (loopback unless HOST says otherwise; port 0: a free one, the URL is printed; "
+         "a non-loopback HOST requires the printed token for control)");
     cli.epilogue =
         "On a terminal: p pause, r resume, s step, + / - scale x2 / /2, q quit.\n"
-        "Otherwise one command per line on stdin: pause, resume, step N, scale X, status, quit.\n"
+        "Otherwise one command per line on stdin: pause, resume, step N, until T, scale X, revoke NAME, status, quit.\n"
+        "--web serves the same commands, and a live picture, to a browser.\n"
         "Exit status: 0 done, 1 failure while running, 2 bad option or scenario.";
     return cli;
 }
@@ -71,6 +81,17 @@ int main(int argc, char** argv)
                         simsync::examples::option_error("clock-udp", e.what());
                     }
                 }
+            }
+            if (v.count("web") != 0) {
+#if SIMSYNC_EXAMPLES_WEB
+                try {
+                    simsync::web::parse_endpoint(v["web"].as<std::string>());
+                } catch (const simsync::Error& e) {
+                    simsync::examples::option_error("web", e.what());
+                }
+#else
+                simsync::examples::option_error("web", "this build has no web console (simsync::web is off)");
+#endif
             }
         });
     if (!values) return exit_code;
@@ -101,6 +122,7 @@ int main(int argc, char** argv)
             run.end = simsync::sim_time(std::chrono::duration<double>((*values)["duration"].as<double>()));
         }
         if (values->count("trace") != 0) run.trace_file = (*values)["trace"].as<std::string>();
+        if (values->count("web") != 0) run.web = (*values)["web"].as<std::string>();
         return demo::run_scenario(config, run);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "simsync-demo: %s\n", e.what());

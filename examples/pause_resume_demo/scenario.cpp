@@ -8,6 +8,12 @@
 
 #include <simsync/simsync.hpp>
 
+#if SIMSYNC_EXAMPLES_WEB
+#include "balls_scene.hpp"
+
+#include <simsync/web/web.hpp>
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <climits>
@@ -68,6 +74,9 @@ struct Participant {
     simsync::AccessorConfig config;
     simsync::Accessor accessor;
     Stats stats;
+#if SIMSYNC_EXAMPLES_WEB
+    simsync::web::GrantTimeline::Track* track = nullptr; // the web console's timeline, with --web
+#endif
 };
 
 constexpr const char* kWorldType = "bouncing_balls";
@@ -153,6 +162,12 @@ void accessor_loop(Participant& p, simsync::SimSyncHandler& handler, const std::
             access.release();
         }
         if (tracing) s.trace.push_back({want, access.granted_time(), wall_start, WallClock::now()});
+#if SIMSYNC_EXAMPLES_WEB
+        if (p.track != nullptr) {
+            p.track->record({.requested = want, .granted = access.granted_time(), .asked = wall_start,
+                             .granted_at = granted_at, .released = WallClock::now()});
+        }
+#endif
     }
     p.accessor.deregister(); // let the others run on without us
 }
@@ -259,6 +274,32 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
         timers.back()->start_async([calls = timer_calls.back().get()](const simsync::TimerTick&) { ++*calls; });
     }
 
+    // The web console: one more observer of the handler (a free, shared accessor
+    // for the picture), fed the participants' grants for its timeline.
+#if SIMSYNC_EXAMPLES_WEB
+    std::optional<simsync::web::GrantTimeline> timeline;
+    BallsScene scene;
+    std::optional<simsync::web::WebConsole> web;
+    if (!options.web.empty()) {
+        timeline.emplace();
+        for (auto& p : participants) {
+            p->track = &timeline->add_track(p->config.name, simsync::to_string(p->config.mode));
+        }
+        simsync::web::WebConsoleConfig web_config;
+        web_config.endpoint = simsync::web::parse_endpoint(options.web);
+        web_config.title = "simsync-demo";
+        web.emplace(handler,
+                    simsync::web::WebConsoleSources{.scale = &scale,
+                                                    .pacer = pacer ? &*pacer : nullptr,
+                                                    .scene = &scene,
+                                                    .timeline = &*timeline},
+                    web_config);
+        simsync::examples::print_web_console_url(web->url(), web->control_requires_token(), web->endpoint().host);
+    }
+#else
+    if (!options.web.empty()) throw std::invalid_argument("--web: this build has no web console (simsync::web is off)");
+#endif
+
     if (config.pacer.enabled) {
         std::printf("simsync-demo: %zu accessors, dt %s s, paced at %gx (pacer period %s s)\n", config.accessors.size(),
                     simsync::format_seconds(config.handler.step).c_str(), config.time_scale,
@@ -305,6 +346,9 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
     handler.stop();
     for (auto& t : threads) t.join();
     console.stop();
+#if SIMSYNC_EXAMPLES_WEB
+    web.reset(); // before the pacer it reads
+#endif
     pacer.reset();
     for (auto& t : timers) t->stop();
     clock.stop();

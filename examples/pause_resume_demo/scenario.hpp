@@ -25,6 +25,7 @@ void check_scenario(const simsync::ScenarioConfig& config);
 struct RunOptions {
     std::optional<simsync::SimTime> end; // run until this simulated time, then quit
     std::string trace_file;              // Chrome trace-event JSON of every grant
+    std::string web;                     // "[HOST:]PORT": serve the web console there ("" = none)
 };
 
 // Returns the process exit code.

@@ -1,5 +1,7 @@
 #include "operator_console.hpp"
 
+#include <simsync/operator_commands.hpp>
+
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <termios.h>
@@ -9,7 +11,6 @@
 #include <chrono>
 #include <cstdio>
 #include <optional>
-#include <sstream>
 
 namespace simsync::examples {
 
@@ -90,6 +91,16 @@ std::string pacer_summary(const PacerStats& s)
     return line;
 }
 
+void print_web_console_url(const std::string& url, bool needs_token, const std::string& host)
+{
+    std::printf("web console: %s\n", url.c_str());
+    if (needs_token) std::printf("web console: control needs the token in this URL; without it a page only watches\n");
+    if (host == "0.0.0.0" || host == "::") {
+        std::printf("web console: listening on every interface: put this machine's name or address in the URL\n");
+    }
+    std::fflush(stdout);
+}
+
 namespace {
 
 // Puts a terminal into single-key mode for the life of the object.
@@ -152,34 +163,35 @@ void OperatorConsole::stop()
 
 void OperatorConsole::command(const std::string& text)
 {
-    std::istringstream line(text);
-    std::string cmd;
-    line >> cmd;
-    if (cmd.empty()) return;
-    if (cmd == "pause") {
-        handler_.pause();
-    } else if (cmd == "resume") {
-        handler_.resume();
-    } else if (cmd == "step") {
-        long long n = 1;
-        if (!(line >> n) || n < 1) n = 1;
-        handler_.step(static_cast<std::uint64_t>(n));
-    } else if (cmd == "scale") {
-        double x = 0;
-        line >> x;
-        try {
-            scale_.set(x);
-        } catch (const Error& e) {
-            std::printf("error %s\n", e.what());
+    // The same vocabulary and checks as the web console (simsync/operator_commands.hpp).
+    try {
+        const OperatorCommand c = parse_operator_command(text);
+        if (c.kind == OperatorCommand::Kind::status) {
+            std::printf("%s\n", status_line(handler_, meter_, false).c_str());
+        } else if (c.kind == OperatorCommand::Kind::quit) {
+            on_quit_();
+        } else {
+            apply_operator_command(c, handler_, &scale_);
         }
-    } else if (cmd == "status") {
-        std::printf("%s\n", status_line(handler_, meter_, false).c_str());
-    } else if (cmd == "quit") {
-        on_quit_();
-    } else {
-        std::printf("error unknown command '%s' (pause, resume, step N, scale X, status, quit)\n", cmd.c_str());
+    } catch (const Error& e) {
+        if (text.find_first_not_of(" \t\r") != std::string::npos) std::printf("error %s\n", e.what());
     }
     std::fflush(stdout);
+}
+
+void OperatorConsole::key(char c)
+{
+    OperatorCommand command;
+    switch (c) {
+    case 'p': command.kind = OperatorCommand::Kind::pause; break;
+    case 'r': command.kind = OperatorCommand::Kind::resume; break;
+    case 's': command.kind = OperatorCommand::Kind::step, command.steps = 1; break;
+    case '+': command.kind = OperatorCommand::Kind::scale, command.scale = std::min(scale_.value() * 2, TimeScale::kMax); break;
+    case '-': command.kind = OperatorCommand::Kind::scale, command.scale = std::max(scale_.value() / 2, TimeScale::kMin); break;
+    case 'q': on_quit_(); return;
+    default: return;
+    }
+    apply_operator_command(command, handler_, &scale_);
 }
 
 void OperatorConsole::run()
@@ -207,17 +219,7 @@ void OperatorConsole::run()
             continue;
         }
         if (tty_) {
-            for (const char c : *input) {
-                switch (c) {
-                case 'p': handler_.pause(); break;
-                case 'r': handler_.resume(); break;
-                case 's': handler_.step(1); break;
-                case '+': scale_.set(std::min(scale_.value() * 2, TimeScale::kMax)); break;
-                case '-': scale_.set(std::max(scale_.value() / 2, TimeScale::kMin)); break;
-                case 'q': on_quit_(); break;
-                default: break;
-                }
-            }
+            for (const char c : *input) key(c);
             if (WallClock::now() - last_status >= std::chrono::milliseconds(250)) {
                 winsize size{};
                 const int columns = ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 ? size.ws_col : 0;

@@ -60,11 +60,19 @@ std::string redraw_status(const std::string& line, int columns);
 // p50 ..., p99 ..., max ...; target factor x[, achieved y over the last window]".
 std::string pacer_summary(const PacerStats& stats);
 
+// Prints "web console: URL" on a line of its own (flushed, so a script reading
+// the program's output sees it at once), and under it what the operator must
+// know: that control needs the token in the URL, and that a wildcard address
+// (0.0.0.0, ::) stands for this machine's own.
+void print_web_console_url(const std::string& url, bool needs_token, const std::string& host);
+
 // The operator's console: a thread that reads stdin and drives the handler.
 //   On a terminal (single keys): p pause, r resume, s step, + / - scale x2 / /2,
 //   q quit; the status line is redrawn in place four times a second.
-//   Otherwise one command per line: pause, resume, step N, scale X, status, quit;
-//   `status` prints status_line, a bad command prints "error ...".
+//   Otherwise one command per line, as parse_operator_command reads them (pause,
+//   resume, step N, until T, scale X, revoke NAME, status, quit: the web
+//   console's vocabulary too); `status` prints status_line, a bad command prints
+//   "error ..." and changes nothing.
 // `quit` (and end of input, if `quit_at_end_of_input`) calls `on_quit` on the
 // console thread; the console keeps sampling the rate until stop().
 //
@@ -90,6 +98,7 @@ public:
 private:
     void run();
     void command(const std::string& line);
+    void key(char c);
 
     SimSyncHandler& handler_;
     TimeScale& scale_;

@@ -7,6 +7,7 @@
 #include <simsync/config.hpp>
 #include <simsync/error.hpp>
 #include <simsync/handler.hpp>
+#include <simsync/operator_commands.hpp>
 #include <simsync/pacer.hpp>
 #include <simsync/periodic_timer.hpp>
 #include <simsync/schedule.hpp>

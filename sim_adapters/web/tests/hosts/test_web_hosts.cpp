@@ -1,0 +1,270 @@
+// `--web` on the real hosts, simsync-demo and simsync-bullet-host, through a raw
+// WebSocket client: the URL is printed, the page is served, frames carry the
+// world (the demo's balls, the Bullet host's bodies) and the accessors, commands
+// act as the terminal's, and the program still quits cleanly.
+
+#include "ws_client.hpp"
+
+#include <boost/json/src.hpp>
+
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#ifndef SIMSYNC_DEMO_PATH
+#error "SIMSYNC_DEMO_PATH must name the simsync-demo binary"
+#endif
+
+using namespace simsync::web::test;
+
+namespace {
+
+// A child process with pipes to its stdin and from its stdout and stderr.
+class Child {
+public:
+    explicit Child(const std::vector<std::string>& args)
+    {
+        int to_child[2];
+        int from_child[2];
+        REQUIRE(pipe(to_child) == 0);
+        REQUIRE(pipe(from_child) == 0);
+        pid_ = fork();
+        REQUIRE(pid_ >= 0);
+        if (pid_ == 0) {
+            dup2(to_child[0], STDIN_FILENO);
+            dup2(from_child[1], STDOUT_FILENO);
+            dup2(from_child[1], STDERR_FILENO);
+            close(to_child[1]);
+            close(from_child[0]);
+            std::vector<char*> argv;
+            for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+            argv.push_back(nullptr);
+            execv(argv[0], argv.data());
+            _exit(127);
+        }
+        close(to_child[0]);
+        close(from_child[1]);
+        in_ = to_child[1];
+        out_ = from_child[0];
+    }
+    ~Child()
+    {
+        if (in_ >= 0) close(in_);
+        if (out_ >= 0) close(out_);
+        if (pid_ > 0 && !reaped_) {
+            kill(pid_, SIGKILL);
+            waitpid(pid_, nullptr, 0);
+        }
+    }
+    Child(const Child&) = delete;
+    Child& operator=(const Child&) = delete;
+
+    void send(const std::string& line)
+    {
+        const std::string l = line + "\n";
+        REQUIRE(write(in_, l.data(), l.size()) == static_cast<ssize_t>(l.size()));
+    }
+
+    // The next line that matches `pattern` (30 s at most); its captures.
+    std::optional<std::smatch> line_matching(const std::regex& pattern, std::chrono::milliseconds timeout = 30000ms)
+    {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        for (;;) {
+            const auto eol = buffer_.find('\n');
+            if (eol != std::string::npos) {
+                line_ = buffer_.substr(0, eol);
+                buffer_.erase(0, eol + 1);
+                output_ += line_ + "\n";
+                std::smatch m;
+                if (std::regex_search(line_, m, pattern)) return m;
+                continue;
+            }
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0) return std::nullopt;
+            pollfd fd{out_, POLLIN, 0};
+            if (poll(&fd, 1, static_cast<int>(left.count())) <= 0) continue;
+            char buf[1024];
+            const ssize_t n = read(out_, buf, sizeof buf);
+            if (n <= 0) return std::nullopt;
+            buffer_.append(buf, static_cast<std::size_t>(n));
+        }
+    }
+
+    // Closes stdin and waits (bounded) for the exit code; -1 if killed.
+    int wait_exit(std::chrono::milliseconds timeout = 60000ms)
+    {
+        close(in_);
+        in_ = -1;
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        int status = 0;
+        while (waitpid(pid_, &status, WNOHANG) == 0) {
+            if (std::chrono::steady_clock::now() >= deadline) {
+                kill(pid_, SIGKILL);
+                waitpid(pid_, &status, 0);
+                reaped_ = true;
+                return -1;
+            }
+            // Drain the output so that the child never blocks on a full pipe.
+            pollfd fd{out_, POLLIN, 0};
+            if (poll(&fd, 1, 50) > 0) {
+                char buf[4096];
+                const ssize_t n = read(out_, buf, sizeof buf);
+                if (n > 0) output_.append(buf, static_cast<std::size_t>(n));
+            }
+        }
+        reaped_ = true;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+
+    const std::string& output() const { return output_; }
+
+private:
+    pid_t pid_ = -1;
+    int in_ = -1;
+    int out_ = -1;
+    bool reaped_ = false;
+    std::string buffer_;
+    std::string line_;
+    std::string output_;
+};
+
+const std::regex kUrl(R"(^web console: http://127\.0\.0\.1:(\d+)/$)");
+
+std::uint16_t port_of(const std::smatch& m) { return static_cast<std::uint16_t>(std::stoi(m[1].str())); }
+
+std::set<std::string> accessor_names(const boost::json::object& frame)
+{
+    std::set<std::string> names;
+    for (const auto& a : frame.at("accessors").as_array()) names.insert(str(a.at("name")));
+    return names;
+}
+
+} // namespace
+
+TEST_CASE("WebConsole.Demo.ShowsTheBallsAndObeysThePage" * doctest::timeout(120))
+{
+    Child demo({SIMSYNC_DEMO_PATH, "--web", "0"});
+    const auto url = demo.line_matching(kUrl);
+    REQUIRE(url);
+    const std::uint16_t port = port_of(*url);
+    CHECK(http_request(port, http::verb::get, "/").status == 200);
+
+    WsClient client;
+    REQUIRE(client.connect(port) == "");
+    const auto welcome = client.next("welcome");
+    REQUIRE(welcome);
+    CHECK(str(welcome->at("title")) == "simsync-demo");
+    CHECK(welcome->at("paced").as_bool());
+    CHECK(welcome->at("has_scene").as_bool());
+    CHECK(welcome->at("has_timeline").as_bool());
+
+    const auto frame = client.frame_where([](const auto& f) { return !f.at("scene").at("time").is_null(); });
+    REQUIRE(frame);
+    const auto& shapes = frame->at("scene").at("shapes").as_array();
+    REQUIRE(shapes.size() == 3); // the three balls
+    for (const auto& s : shapes) CHECK(s.as_array()[1].as_int64() == 0); // spheres
+    const auto names = accessor_names(*frame);
+    for (const char* n : {"lidar", "camera", "gps", "controller", "pacer", "web_console"}) {
+        CAPTURE(n);
+        CHECK(names.count(n) == 1);
+    }
+    // The timeline has the demo's own accessors.
+    const auto with_spans = client.frame_where([](const auto& f) {
+        for (const auto& t : f.at("timeline").as_array()) {
+            if (str(t.at("name")) == "controller" && !t.at("spans").as_array().empty()) return true;
+        }
+        return false;
+    });
+    CHECK(with_spans);
+
+    auto reply = client.command("pause");
+    REQUIRE(reply);
+    CHECK(reply->at("ok").as_bool());
+    const auto paused = client.frame_where([](const auto& f) { return str(f.at("state")) == "paused"; });
+    REQUIRE(paused);
+    const std::uint64_t s0 = steps_of(*paused);
+    reply = client.command("step 12");
+    REQUIRE(reply);
+    CHECK(reply->at("ok").as_bool());
+    CHECK(client.frame_where([&](const auto& f) {
+        return str(f.at("state")) == "paused" && f.at("pause_at").is_null() && steps_of(f) == s0 + 12;
+    }));
+    reply = client.command("step x");
+    REQUIRE(reply);
+    CHECK_FALSE(reply->at("ok").as_bool());
+    reply = client.command("resume");
+    REQUIRE(reply);
+    CHECK(reply->at("ok").as_bool());
+
+    demo.send("quit");
+    CHECK(demo.wait_exit() == 0);
+}
+
+#ifdef SIMSYNC_BULLET_HOST_PATH
+TEST_CASE("WebConsole.BulletHost.ShowsTheBodiesAndObeysThePage" * doctest::timeout(180))
+{
+    Child host({SIMSYNC_BULLET_HOST_PATH, "--web", "127.0.0.1:0", "--duration", "600", "--scale", "1"});
+    const auto url = host.line_matching(kUrl);
+    REQUIRE(url);
+    WsClient client;
+    REQUIRE(client.connect(port_of(*url)) == "");
+    const auto welcome = client.next("welcome");
+    REQUIRE(welcome);
+    CHECK(str(welcome->at("title")) == "simsync-bullet-host");
+
+    const auto frame = client.frame_where([](const auto& f) { return !f.at("scene").at("time").is_null(); });
+    REQUIRE(frame);
+    const auto& scene = frame->at("scene").as_object();
+    const auto& shapes = scene.at("shapes").as_array();
+    REQUIRE(shapes.size() == 100); // the default scene's boxes
+    for (const auto& s : shapes) CHECK(s.as_array()[1].as_int64() == 1);
+    CHECK(number(scene.at("ground")) == 0.0);
+    const auto names = accessor_names(*frame);
+    for (const char* n : {"controller_100hz", "lidar_200hz", "camera_30hz", "gps_10hz", "pacer", "web_console"}) {
+        CAPTURE(n);
+        CHECK(names.count(n) == 1);
+    }
+
+    auto reply = client.command("pause");
+    REQUIRE(reply);
+    CHECK(reply->at("ok").as_bool());
+    const auto paused = client.frame_where([](const auto& f) { return str(f.at("state")) == "paused"; });
+    REQUIRE(paused);
+    const std::uint64_t s0 = steps_of(*paused);
+    reply = client.command("step 5");
+    REQUIRE(reply);
+    CHECK(client.frame_where([&](const auto& f) {
+        return str(f.at("state")) == "paused" && f.at("pause_at").is_null() && steps_of(f) == s0 + 5;
+    }));
+    // The pushed box (body 0) is where the world says: the picture is read in
+    // an access, so while paused two pictures agree exactly.
+    const auto a = client.frame_where([&](const auto& f) { return steps_of(f) == s0 + 5; });
+    REQUIRE(a);
+    const auto b = client.frame_where([&](const auto& f) { return f.at("seq").as_int64() > a->at("seq").as_int64(); });
+    REQUIRE(b);
+    CHECK(boost::json::serialize(a->at("scene").at("shapes")) == boost::json::serialize(b->at("scene").at("shapes")));
+
+    host.send("quit");
+    CHECK(host.line_matching(std::regex("^trajectory_hash=[0-9a-f]{16}$")));
+    CHECK(host.wait_exit() == 0);
+}
+#endif
+
+TEST_CASE("WebConsole.Demo.BadWebOptionIsRefused" * doctest::timeout(60))
+{
+    for (const char* bad : {"99999", "example.org:80", "[::1", ""}) {
+        CAPTURE(bad);
+        Child demo({SIMSYNC_DEMO_PATH, "--web", bad});
+        CHECK(demo.wait_exit() == 2);
+        CHECK(demo.output().find("web endpoint") != std::string::npos);
+    }
+}

@@ -1,0 +1,703 @@
+// The web console's server, through its sockets only: the page, the frames, the
+// commands (same effect as the terminal's), and its safety (token, foreign
+// Host/Origin, oversized and malformed messages close one connection only, slow
+// viewers lose frames and never hold time). Raw clients on loopback, no browser.
+
+#include "ws_client.hpp"
+
+#include <simsync/simsync.hpp>
+#include <simsync/web/web.hpp>
+
+#include <boost/json/src.hpp>
+
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <functional>
+#include <chrono>
+#include <optional>
+#include <thread>
+#include <vector>
+
+using namespace simsync;
+using namespace simsync::web;
+using namespace simsync::web::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+SimTime ms(std::int64_t n) { return sim_time(std::chrono::milliseconds(n)); }
+
+// A simulation that advances by itself: a handler on a CountingWorld, paced at
+// `scale` by a RealTimePacer (one more lockstep accessor).
+struct PacedSim {
+    explicit PacedSim(double scale_value = 1.0, HandlerConfig config = {}) : handler(world, config), scale(scale_value)
+    {
+        pacer.emplace(handler, scale, PacerConfig{.period = 10ms});
+    }
+    ~PacedSim()
+    {
+        handler.stop();
+        pacer.reset();
+    }
+    CountingWorld world;
+    SimSyncHandler handler;
+    TimeScale scale;
+    std::optional<RealTimePacer> pacer;
+};
+
+WebConsoleConfig fast_config()
+{
+    WebConsoleConfig c;
+    c.frame_period = 20ms;
+    c.title = "test";
+    return c;
+}
+
+// A client past its welcome and history, ready to read frames.
+struct Viewer {
+    explicit Viewer(std::uint16_t port, const std::string& target = "/ws")
+    {
+        const std::string error = client.connect(port, target);
+        REQUIRE(error == "");
+        welcome = client.next("welcome");
+        REQUIRE(welcome);
+        REQUIRE(client.next("history"));
+    }
+    WsClient client;
+    std::optional<boost::json::object> welcome;
+};
+
+std::string state_of(const boost::json::object& f) { return str(f.at("state")); }
+
+// Waits (bounded) for a condition the server's thread brings about.
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout = 10000ms)
+{
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!condition()) {
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+        std::this_thread::yield();
+    }
+    return true;
+}
+
+} // namespace
+
+TEST_CASE("WebConsole.Http.ServesTheEmbeddedPage" * doctest::timeout(60))
+{
+    PacedSim sim;
+    WebConsole console(sim.handler, {.scale = &sim.scale}, fast_config());
+    const std::uint16_t port = console.endpoint().port;
+    CHECK(port != 0);
+    CHECK(console.url() == "http://127.0.0.1:" + std::to_string(port) + "/");
+    CHECK_FALSE(console.control_requires_token());
+
+    const HttpResult page = http_request(port, http::verb::get, "/");
+    REQUIRE(page.ok);
+    CHECK(page.status == 200);
+    CHECK(page.content_type.rfind("text/html", 0) == 0);
+    CHECK(page.body.find("/console.js") != std::string::npos);
+    // The page may load nothing from elsewhere: the policy allows only itself.
+    CHECK(page.security_policy.find("default-src 'none'") != std::string::npos);
+    CHECK(page.security_policy.find("connect-src 'self'") != std::string::npos);
+    for (const char* outside : {"http://", "https://", "//cdn", "@import"}) {
+        CAPTURE(outside);
+        CHECK(page.body.find(outside) == std::string::npos);
+    }
+    const HttpResult script = http_request(port, http::verb::get, "/console.js");
+    REQUIRE(script.ok);
+    CHECK(script.status == 200);
+    CHECK(script.content_type.rfind("text/javascript", 0) == 0);
+    CHECK(script.body.find("new WebSocket") != std::string::npos);
+    CHECK(http_request(port, http::verb::get, "/console.css").status == 200);
+    CHECK(http_request(port, http::verb::get, "/?token=whatever").status == 200);
+    CHECK(http_request(port, http::verb::get, "/missing").status == 404);
+    CHECK(http_request(port, http::verb::post, "/").status == 405);
+}
+
+TEST_CASE("WebConsole.Http.RefusesAForeignHostOnLoopback" * doctest::timeout(60))
+{
+    PacedSim sim;
+    WebConsole console(sim.handler, {}, fast_config());
+    const std::uint16_t port = console.endpoint().port;
+    // DNS rebinding: a page of evil.example resolved to 127.0.0.1 sends its own Host.
+    const HttpResult r = http_request(port, http::verb::get, "/", "evil.example:" + std::to_string(port));
+    REQUIRE(r.ok);
+    CHECK(r.status == 403);
+    CHECK(http_request(port, http::verb::get, "/", "localhost:" + std::to_string(port)).status == 200);
+    CHECK(http_request(port, http::verb::get, "/", "[::1]:" + std::to_string(port)).status == 200);
+    CHECK(eventually([&] { return console.stats().requests_refused == 1; }));
+}
+
+TEST_CASE("WebConsole.Http.MalformedAndOversizedRequestsAreRefused" * doctest::timeout(60))
+{
+    PacedSim sim;
+    WebConsole console(sim.handler, {}, fast_config());
+    const std::uint16_t port = console.endpoint().port;
+    const std::string garbage = raw_exchange(port, "GARBAGE\r\n\r\n");
+    CHECK(garbage.rfind("HTTP/1.1 400", 0) == 0);
+    const std::string huge = raw_exchange(port, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " +
+                                                    std::string(20000, 'a') + "\r\n\r\n");
+    CHECK(huge.rfind("HTTP/1.1 400", 0) == 0);
+    const std::string body = raw_exchange(port, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello");
+    CHECK(body.rfind("HTTP/1.1 400", 0) == 0);
+    // The server still serves.
+    CHECK(http_request(port, http::verb::get, "/").status == 200);
+}
+
+TEST_CASE("WebConsole.Frames.DescribeTheHandlerAndTimeAdvances" * doctest::timeout(60))
+{
+    PacedSim sim;
+    WebConsole console(sim.handler, {.scale = &sim.scale, .pacer = &*sim.pacer}, fast_config());
+    Viewer v(console.endpoint().port);
+    CHECK(v.welcome->at("control").as_bool());
+    CHECK_FALSE(v.welcome->at("token_required").as_bool());
+    CHECK(str(v.welcome->at("title")) == "test");
+    CHECK(number(v.welcome->at("step_s")) == doctest::Approx(0.001));
+
+    const auto first = v.client.next("frame");
+    REQUIRE(first);
+    const auto later = v.client.frame_where([&](const auto& f) { return number(f.at("now")) > number(first->at("now")) + 0.05; });
+    REQUIRE(later);
+    CHECK(state_of(*later) == "running");
+    CHECK(later->at("seq").as_int64() > first->at("seq").as_int64());
+    CHECK(number(later->at("rtf").at("target")) == doctest::Approx(1.0));
+    // now_ns is exact: steps * 1 ms.
+    CHECK(str(later->at("now_ns")) == std::to_string(steps_of(*later) * 1'000'000));
+    bool pacer_listed = false;
+    for (const auto& a : later->at("accessors").as_array()) {
+        if (str(a.at("name")) == "pacer") {
+            pacer_listed = true;
+            CHECK(str(a.at("kind")) == "lockstep");
+            CHECK(str(a.at("mode")) == "shared");
+        }
+    }
+    CHECK(pacer_listed);
+    // Without a scene the console registers no accessor and sends no picture.
+    CHECK(later->find("scene") == later->end());
+    CHECK(sim.handler.snapshot().accessors.size() == 1);
+}
+
+TEST_CASE("WebConsole.Commands.PauseStepRunUntilResumeAsTheTerminalDoes" * doctest::timeout(90))
+{
+    PacedSim sim;
+    WebConsole console(sim.handler, {.scale = &sim.scale, .pacer = &*sim.pacer}, fast_config());
+    Viewer v(console.endpoint().port);
+
+    auto reply = v.client.command("pause");
+    REQUIRE(reply);
+    CHECK(reply->at("ok").as_bool());
+    CHECK(str(reply->at("message")).rfind("paused at", 0) == 0);
+    CHECK(sim.handler.state() == HandlerState::paused);
+    auto paused = v.client.frame_where([](const auto& f) { return str(f.at("state")) == "paused"; });
+    REQUIRE(paused);
+    const std::uint64_t s0 = sim.handler.steps();
+
+    reply = v.client.command("step 7");
+    REQUIRE(reply);
+    CHECK(reply->at("ok").as_bool());
+    // Exactly 7 steps, then paused again.
+    auto stepped = v.client.frame_where([&](const auto& f) {
+        return str(f.at("state")) == "paused" && f.at("pause_at").is_null() && steps_of(f) != s0;
+    });
+    REQUIRE(stepped);
+    CHECK(steps_of(*stepped) == s0 + 7);
+    CHECK(sim.handler.steps() == s0 + 7);
+
+    const double target_s = static_cast<double>(s0 + 7 + 30) / 1000.0;
+    reply = v.client.command("until " + std::to_string(target_s));
+    REQUIRE(reply);
+    CHECK(reply->at("ok").as_bool());
+    auto reached = v.client.frame_where([&](const auto& f) {
+        return str(f.at("state")) == "paused" && steps_of(f) == s0 + 37;
+    });
+    REQUIRE(reached);
+
+    reply = v.client.command("resume");
+    REQUIRE(reply);
+    CHECK(reply->at("ok").as_bool());
+    CHECK(v.client.frame_where([&](const auto& f) { return str(f.at("state")) == "running" && steps_of(f) > s0 + 37; }));
+    CHECK(console.stats().commands_applied == 4);
+}
+
+TEST_CASE("WebConsole.Frames.AChangeOfStateIsShownWithoutWaitingForTheNextFrame" * doctest::timeout(90))
+{
+    // A frame period far longer than every wait below: a frame that shows a
+    // change in time was made for the change (a HandlerEvent, or the page
+    // connecting), not by the period.
+    PacedSim sim;
+    WebConsoleConfig config = fast_config();
+    config.frame_period = 120s;
+    WebConsole console(sim.handler, {.scale = &sim.scale, .pacer = &*sim.pacer}, config);
+    Viewer v(console.endpoint().port); // its history and first frame come at once too
+
+    sim.handler.pause();
+    const auto paused = v.client.frame_where([](const auto& f) { return str(f.at("state")) == "paused"; }, 20000ms);
+    REQUIRE(paused);
+    const std::uint64_t s0 = steps_of(*paused);
+
+    sim.handler.step(3);
+    const auto stepped = v.client.frame_where(
+        [&](const auto& f) { return str(f.at("state")) == "paused" && steps_of(f) == s0 + 3; }, 20000ms);
+    REQUIRE(stepped);
+    CHECK(sim.handler.steps() == s0 + 3);
+
+    sim.handler.resume();
+    CHECK(v.client.frame_where([](const auto& f) { return str(f.at("state")) == "running"; }, 20000ms));
+    // A handful of changes made a handful of frames, not a stream.
+    CHECK(console.stats().frames < 20);
+}
+
+TEST_CASE("WebConsole.Commands.BadCommandsAreAnsweredAndChangeNothing" * doctest::timeout(90))
+{
+    PacedSim sim;
+    WebConsole console(sim.handler, {.scale = &sim.scale, .pacer = &*sim.pacer}, fast_config());
+    Viewer v(console.endpoint().port);
+    REQUIRE(v.client.command("pause"));
+    REQUIRE(sim.handler.wait_until_paused(WallClock::now() + 10s));
+    const auto generation = sim.handler.run_generation();
+    const auto steps = sim.handler.steps();
+    const auto scale_generation = sim.scale.generation();
+
+    struct Row {
+        const char* text;
+        const char* expected;
+    };
+    const Row rows[] = {
+        {"step -3", "step: expected a whole number"},
+        {"step 0", "got '0'"},
+        {"step x", "got 'x'"},
+        {"scale banana", "scale: expected a time scale"},
+        {"scale 0", "got '0'"},
+        {"scale -1", "got '-1'"},
+        {"until -2", "until: expected a simulated time"},
+        {"until 0", "is not after the current time"},
+        {"revoke nobody", "no accessor is named 'nobody'"},
+        {"frobnicate", "unknown command 'frobnicate'"},
+        {"", "empty command"},
+        {"quit", "not available from the web console"},
+        {"status", "not available from the web console"},
+    };
+    for (const Row& r : rows) {
+        CAPTURE(r.text);
+        const auto reply = v.client.command(r.text);
+        REQUIRE(reply);
+        CHECK_FALSE(reply->at("ok").as_bool());
+        CHECK(str(reply->at("message")).find(r.expected) != std::string::npos);
+        CHECK(str(reply->at("command")) == r.text);
+    }
+    CHECK(sim.handler.run_generation() == generation);
+    CHECK(sim.handler.steps() == steps);
+    CHECK(sim.handler.state() == HandlerState::paused);
+    CHECK(sim.scale.generation() == scale_generation);
+    CHECK(sim.scale.value() == 1.0);
+    CHECK(console.stats().commands_rejected == std::size(rows));
+    // The connection stays open and usable.
+    const auto ok = v.client.command("resume");
+    REQUIRE(ok);
+    CHECK(ok->at("ok").as_bool());
+}
+
+TEST_CASE("WebConsole.Commands.ScaleChangesTheTarget" * doctest::timeout(60))
+{
+    PacedSim sim;
+    WebConsole console(sim.handler, {.scale = &sim.scale, .pacer = &*sim.pacer}, fast_config());
+    Viewer v(console.endpoint().port);
+    const auto reply = v.client.command("scale 2.5");
+    REQUIRE(reply);
+    CHECK(reply->at("ok").as_bool());
+    CHECK(sim.scale.value() == 2.5);
+    CHECK(v.client.frame_where([](const auto& f) { return number(f.at("rtf").at("target")) == 2.5; }));
+
+    // Without a time scale, `scale` is refused.
+    WebConsole bare(sim.handler, {}, fast_config());
+    Viewer w(bare.endpoint().port);
+    CHECK_FALSE(w.welcome->at("has_scale").as_bool());
+    const auto refused = w.client.command("scale 2");
+    REQUIRE(refused);
+    CHECK_FALSE(refused->at("ok").as_bool());
+    CHECK(str(refused->at("message")).find("no time scale") != std::string::npos);
+    CHECK(sim.scale.value() == 2.5);
+}
+
+TEST_CASE("WebConsole.Commands.RevokeReleasesTheAccessorTimeWaitsFor" * doctest::timeout(60))
+{
+    PacedSim sim;
+    // A lockstep accessor that never asks: it holds time at 0.
+    Accessor stuck = sim.handler.register_accessor("stuck", {.kind = AccessorKind::lockstep});
+    WebConsole console(sim.handler, {.scale = &sim.scale, .pacer = &*sim.pacer}, fast_config());
+    Viewer v(console.endpoint().port);
+    const auto blocked = v.client.frame_where([](const auto& f) {
+        const auto& w = f.at("waiting_for").as_array();
+        return w.size() == 1 && str(w[0]) == "stuck" && number(f.at("waiting_for_s")) > 0;
+    });
+    REQUIRE(blocked);
+    // Held where it registered (the pacer may have run one period before that).
+    const std::uint64_t held = steps_of(*blocked);
+    CHECK(held <= 10);
+    const auto still = v.client.frame_where([&](const auto& f) { return f.at("seq").as_int64() > blocked->at("seq").as_int64() + 2; });
+    REQUIRE(still);
+    CHECK(steps_of(*still) == held);
+    const auto reply = v.client.command("revoke stuck");
+    REQUIRE(reply);
+    CHECK(reply->at("ok").as_bool());
+    CHECK_FALSE(stuck.registered());
+    CHECK(v.client.frame_where([&](const auto& f) { return steps_of(f) > held + 20 && f.at("waiting_for").as_array().empty(); }));
+}
+
+TEST_CASE("WebConsole.Safety.ControlNeedsTheTokenWhenRequired" * doctest::timeout(60))
+{
+    PacedSim sim;
+    WebConsoleConfig config = fast_config();
+    config.require_token = true;
+    config.token = "s3cret-Token_1";
+    WebConsole console(sim.handler, {.scale = &sim.scale}, config);
+    const std::uint16_t port = console.endpoint().port;
+    CHECK(console.control_requires_token());
+    CHECK(console.token() == "s3cret-Token_1");
+    CHECK(console.url() == "http://127.0.0.1:" + std::to_string(port) + "/?token=s3cret-Token_1");
+
+    for (const char* target : {"/ws", "/ws?token=wrong", "/ws?token=s3cret-Token_", "/ws?token="}) {
+        CAPTURE(target);
+        Viewer viewer(port, target);
+        CHECK_FALSE(viewer.welcome->at("control").as_bool());
+        CHECK(viewer.welcome->at("token_required").as_bool());
+        CHECK(viewer.client.next("frame")); // watching needs no token
+        const auto reply = viewer.client.command("pause");
+        REQUIRE(reply);
+        CHECK_FALSE(reply->at("ok").as_bool());
+        CHECK(str(reply->at("message")).find("view only") != std::string::npos);
+        CHECK(sim.handler.state() == HandlerState::running);
+    }
+    Viewer owner(port, "/ws?x=1&token=s3cret-Token_1");
+    CHECK(owner.welcome->at("control").as_bool());
+    const auto reply = owner.client.command("pause");
+    REQUIRE(reply);
+    CHECK(reply->at("ok").as_bool());
+    CHECK(sim.handler.state() == HandlerState::paused);
+
+    // Without a given token one is generated: 128 random bits in hex.
+    WebConsoleConfig generated = fast_config();
+    generated.require_token = true;
+    WebConsole other(sim.handler, {}, generated);
+    CHECK(other.token().size() == 32);
+    CHECK(other.token().find_first_not_of("0123456789abcdef") == std::string::npos);
+    CHECK(other.token() != console.token());
+}
+
+TEST_CASE("WebConsole.Safety.UpgradeFromAnotherOriginIsRefused" * doctest::timeout(60))
+{
+    PacedSim sim;
+    WebConsole console(sim.handler, {}, fast_config());
+    const std::uint16_t port = console.endpoint().port;
+    WsClient foreign;
+    CHECK(foreign.connect(port, "/ws", "http://evil.example") != "");
+    WsClient same;
+    CHECK(same.connect(port, "/ws", "http://127.0.0.1:" + std::to_string(port)) == "");
+    WsClient elsewhere;
+    CHECK(elsewhere.connect(port, "/other") != "");
+    CHECK(eventually([&] { return console.stats().requests_refused == 2; }));
+}
+
+TEST_CASE("WebConsole.Safety.OversizedMessageClosesThatConnectionOnly" * doctest::timeout(60))
+{
+    PacedSim sim;
+    WebConsole console(sim.handler, {.scale = &sim.scale}, fast_config());
+    const std::uint16_t port = console.endpoint().port;
+    Viewer bystander(port);
+    Viewer offender(port);
+    // A megabyte where at most 4 KiB is allowed.
+    offender.client.send_text(R"({"type":"command","text":")" + std::string(1 << 20, 'a') + R"("})");
+    while (offender.client.read(10000ms)) {
+    }
+    CHECK(offender.client.closed());
+    // 1009 (too big), unless the close frame was lost to the reset that closing
+    // a socket with the unread rest of the message causes.
+    CHECK((offender.client.close_code() == 1009 || offender.client.close_code() == 0));
+    CHECK(eventually([&] { return console.stats().closed_for_bad_messages == 1; }));
+    CHECK(eventually([&] { return console.stats().connections_open == 1; }));
+    // The other connection keeps its frames and its control.
+    const auto f = bystander.client.next("frame");
+    REQUIRE(f);
+    const auto reply = bystander.client.command("pause");
+    REQUIRE(reply);
+    CHECK(reply->at("ok").as_bool());
+}
+
+TEST_CASE("WebConsole.Safety.MalformedMessagesCloseThatConnectionOnly" * doctest::timeout(120))
+{
+    PacedSim sim;
+    WebConsole console(sim.handler, {.scale = &sim.scale}, fast_config());
+    const std::uint16_t port = console.endpoint().port;
+    Viewer bystander(port);
+    struct Row {
+        std::string message;
+        bool binary;
+        std::uint16_t code;
+        const char* reason; // part of the close reason ("" to skip)
+    };
+    const Row rows[] = {
+        {"pause", false, 1008, "not a JSON object"},
+        {"[1,2]", false, 1008, "not a JSON object"},
+        {R"({"type":"command"})", false, 1008, "needs \"type\" and \"text\""},
+        {R"({"type":"query","text":"pause"})", false, 1008, "\"type\" must be \"command\""},
+        {R"({"type":"command","text":5})", false, 1008, "\"text\" must be a string"},
+        {R"({"type":"command","id":"x","text":"pause"})", false, 1008, "\"id\" must be an integer"},
+        {R"({"type":"command","text":"pause","extra":1})", false, 1008, "unknown field \"extra\""},
+        {R"({"type":"command","text":")" + std::string(300, 's') + R"("})", false, 1008, "longer than 256"},
+        {R"({"a":[[[[[[[[1]]]]]]]]})", false, 1008, "unknown field \"a\""},
+        {R"({"type":"command","text":"pause"} x)", false, 1008, "text after the object"},
+        {R"({"type":"command","text":"pause"})", true, 1008, "binary"},
+        {std::string("{\"type\":\"command\",\"text\":\"\xff\xfe\"}"), false, 1007, ""}, // not UTF-8
+    };
+    for (const Row& r : rows) {
+        CAPTURE(r.message.substr(0, 60));
+        Viewer offender(port);
+        if (r.binary) {
+            offender.client.send_binary(r.message);
+        } else {
+            offender.client.send_text(r.message);
+        }
+        while (offender.client.read(10000ms)) {
+        }
+        CHECK(offender.client.closed());
+        CHECK(offender.client.close_code() == r.code);
+        CHECK(offender.client.close_reason().find(r.reason) != std::string::npos);
+    }
+    CHECK(sim.handler.state() == HandlerState::running); // none of them paused it
+    const auto reply = bystander.client.command("pause");
+    REQUIRE(reply);
+    CHECK(reply->at("ok").as_bool());
+    CHECK(eventually([&] { return console.stats().closed_for_bad_messages >= std::size(rows) - 1; }));
+}
+
+TEST_CASE("WebConsole.Safety.ConnectionLimit" * doctest::timeout(60))
+{
+    PacedSim sim;
+    WebConsoleConfig config = fast_config();
+    config.max_connections = 2;
+    WebConsole console(sim.handler, {}, config);
+    const std::uint16_t port = console.endpoint().port;
+    Viewer a(port);
+    Viewer b(port);
+    WsClient c;
+    CHECK(c.connect(port) != "");
+    CHECK(eventually([&] { return console.stats().connections_open == 2; }));
+}
+
+namespace {
+
+// A world whose step counts how often it ran while a picture was being taken:
+// the console must read only inside a shared access, when no step can run.
+class WatchedWorld final : public World {
+public:
+    void step(SimDuration) override
+    {
+        if (drawing.load()) ++violations;
+        steps.fetch_add(1);
+    }
+    std::atomic<bool> drawing{false};
+    std::atomic<int> violations{0};
+    std::atomic<std::uint64_t> steps{0};
+};
+
+// Draws `count` boxes whose x is the world's step count at the picture.
+class StepScene final : public SceneSource {
+public:
+    explicit StepScene(std::size_t count) : count_(count) {}
+    void draw(const World& world, SceneFrame& frame) const override
+    {
+        auto& w = dynamic_cast<const WatchedWorld&>(world);
+        const_cast<WatchedWorld&>(w).drawing = true;
+        const double x = static_cast<double>(w.steps.load());
+        for (std::size_t i = 0; i < count_; ++i) {
+            frame.shapes.push_back({.id = static_cast<std::uint32_t>(i), .kind = ShapeKind::box,
+                                    .position = {x, static_cast<double>(i), 0.5}});
+        }
+        frame.bounds = Bounds{{0, 0, 0}, {10, 10, 1}};
+        frame.ground_z = 0.0;
+        const_cast<WatchedWorld&>(w).drawing = false;
+    }
+
+private:
+    std::size_t count_;
+};
+
+} // namespace
+
+TEST_CASE("WebConsole.Scene.ReadInsideASharedAccessAtOneInstant" * doctest::timeout(90))
+{
+    WatchedWorld world;
+    SimSyncHandler handler(world);
+    // Unpaced: a lockstep accessor runs time as fast as it can.
+    Accessor runner = handler.register_accessor("runner", {.kind = AccessorKind::lockstep});
+    std::atomic<bool> done{false};
+    std::thread t([&] {
+        for (std::int64_t n = 1; !done.load(); ++n) {
+            Access a = runner.request_access(ms(n));
+            if (!a) break;
+            a.release(ms(n + 1));
+        }
+    });
+    StepScene scene(5);
+    WebConsole console(handler, {.scene = &scene}, fast_config());
+    Viewer v(console.endpoint().port);
+    CHECK(v.welcome->at("has_scene").as_bool());
+    int checked = 0;
+    for (int i = 0; i < 20; ++i) {
+        const auto f = v.client.frame_where([](const auto& fr) { return !fr.at("scene").at("time").is_null(); });
+        REQUIRE(f);
+        const auto& s = f->at("scene").as_object();
+        const auto& shapes = s.at("shapes").as_array();
+        REQUIRE(shapes.size() == 5);
+        // The picture is one instant: the steps it saw are its granted time.
+        const double steps_seen = number(shapes[0].as_array()[2]);
+        CHECK(steps_seen == doctest::Approx(number(s.at("time")) * 1000).epsilon(1e-9));
+        CHECK(shapes[4].as_array()[1].as_int64() == 1); // a box
+        CHECK(s.at("ground").is_number());
+        CHECK(s.at("bounds").as_array().size() == 6);
+        ++checked;
+    }
+    done = true;
+    handler.stop();
+    t.join();
+    CHECK(checked == 20);
+    CHECK(world.violations.load() == 0);
+    CHECK(console.stats().scene_reads > 0);
+    // The console's accessor is free and shared.
+    const Snapshot snap = handler.snapshot();
+    bool found = false;
+    for (const auto& a : snap.accessors) {
+        if (a.name == "web_console") {
+            found = true;
+            CHECK(a.kind == AccessorKind::free);
+            CHECK(a.mode == AccessMode::shared);
+        }
+    }
+    CHECK(found);
+}
+
+TEST_CASE("WebConsole.SlowViewer.LosesFramesAndNeverHoldsTime" * doctest::timeout(120))
+{
+    WatchedWorld world;
+    SimSyncHandler handler(world);
+    StepScene scene(3000); // frames of ~200 KB: a stalled reader's buffers fill fast
+    WebConsoleConfig config = fast_config();
+    config.frame_period = 5ms;
+    WebConsole console(handler, {.scene = &scene}, config);
+    const std::uint16_t port = console.endpoint().port;
+
+    WsClient stalled; // connects and never reads again
+    REQUIRE(stalled.connect(port, "/ws", "", 4096) == "");
+    Viewer healthy(port);
+
+    // Meanwhile a lockstep accessor runs 3000 grants unpaced: it finishes.
+    Accessor runner = handler.register_accessor("runner", {.kind = AccessorKind::lockstep});
+    std::atomic<std::int64_t> granted{0};
+    std::thread t([&] {
+        for (std::int64_t n = 1; n <= 3000; ++n) {
+            Access a = runner.request_access(ms(n));
+            if (!a) break;
+            granted = n;
+            a.release(ms(n + 1));
+        }
+        runner.deregister();
+    });
+    // The stalled viewer falls behind until frames are dropped for it.
+    const auto deadline = WallClock::now() + 60s;
+    while (console.stats().frames_dropped == 0 && WallClock::now() < deadline) healthy.client.next("frame", 1000ms);
+    t.join();
+    CHECK(granted.load() == 3000);
+    CHECK(console.stats().frames_dropped > 0);
+    // The healthy viewer still gets fresh frames.
+    const auto before = healthy.client.next("frame");
+    REQUIRE(before);
+    const auto after = healthy.client.frame_where([&](const auto& f) { return f.at("seq").as_int64() > before->at("seq").as_int64() + 3; });
+    CHECK(after);
+    handler.stop();
+    console.stop(); // with the stalled viewer still connected
+    CHECK(console.stats().connections_open == 0);
+}
+
+TEST_CASE("WebConsole.Stress.ViewersComeAndGoWhileCommandsFly" * doctest::timeout(180))
+{
+    for (int threads : {2, 6}) {
+        CAPTURE(threads);
+        PacedSim sim(4.0);
+        WebConsoleConfig config = fast_config();
+        config.frame_period = 5ms;
+        WebConsole console(sim.handler, {.scale = &sim.scale, .pacer = &*sim.pacer}, config);
+        const std::uint16_t port = console.endpoint().port;
+        std::vector<std::thread> clients;
+        std::atomic<int> replies{0};
+        std::atomic<int> failures{0};
+        for (int c = 0; c < threads; ++c) {
+            clients.emplace_back([&, c] {
+                const char* commands[] = {"pause", "step 3", "resume", "scale 3", "until 999", "resume", "bogus"};
+                for (int round = 0; round < 8; ++round) {
+                    WsClient client;
+                    if (client.connect(port) != "") {
+                        ++failures;
+                        continue;
+                    }
+                    for (int k = 0; k < 3; ++k) {
+                        if (client.command(commands[(c + round + k) % std::size(commands)])) {
+                            ++replies;
+                        } else {
+                            ++failures;
+                        }
+                    }
+                    if (round % 2 == 0) client.next("frame", 2000ms);
+                    // Half of them leave without a close handshake.
+                }
+            });
+        }
+        for (auto& t : clients) t.join();
+        CHECK(failures.load() == 0);
+        CHECK(replies.load() == threads * 8 * 3);
+        sim.handler.resume();
+        console.stop();
+        CHECK(console.stats().connections_open == 0);
+    }
+}
+
+TEST_CASE("WebConsole.Config.BadValuesAreRefused" * doctest::timeout(60))
+{
+    CountingWorld world;
+    SimSyncHandler handler(world);
+    auto refused = [&](WebConsoleConfig c, errc code) {
+        try {
+            WebConsole console(handler, {}, c);
+        } catch (const Error& e) {
+            CHECK(e.code() == code);
+            return std::string(e.what());
+        }
+        FAIL("no exception");
+        return std::string();
+    };
+    WebConsoleConfig c;
+    c.frame_period = 0ms;
+    CHECK(refused(c, errc::invalid_argument).find("frame_period") != std::string::npos);
+    c = {};
+    c.max_message_bytes = 10;
+    CHECK(refused(c, errc::invalid_argument).find("max_message_bytes must be >= 64, got 10") != std::string::npos);
+    c = {};
+    c.token = "with space";
+    CHECK(refused(c, errc::invalid_argument).find("token") != std::string::npos);
+    c = {};
+    c.endpoint.host = "example.org";
+    CHECK(refused(c, errc::invalid_argument).find("'example.org' is not an IPv4 or IPv6 address") != std::string::npos);
+    // A port already taken.
+    WebConsole first(handler, {}, {});
+    c = {};
+    c.endpoint.port = first.endpoint().port;
+    CHECK(refused(c, errc::invalid_state).find("cannot listen on 127.0.0.1:" + std::to_string(c.endpoint.port)) !=
+          std::string::npos);
+    // The scene's accessor name is the handler's: a clash is the handler's error.
+    Accessor taken = handler.register_accessor("web_console", {.kind = AccessorKind::free});
+    struct Empty final : SceneSource {
+        void draw(const World&, SceneFrame&) const override {}
+    } empty;
+    CHECK_THROWS_AS(WebConsole(handler, {.scene = &empty}, {}), Error);
+}

@@ -1,0 +1,260 @@
+// The web adapter's parts that need no socket: the `--web [HOST:]PORT` parser,
+// the loopback test, the grant timeline (bounded, incremental, thread-safe) and
+// the JSON writer's escaping (every string on the wire is valid UTF-8 JSON).
+
+#include "json_writer.hpp"
+#include "protocol.hpp"
+
+#include <simsync/error.hpp>
+#include <simsync/web/web.hpp>
+
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+using namespace simsync;
+using namespace simsync::web;
+
+TEST_CASE("WebEndpoint.Parse.GoodTexts")
+{
+    struct Row {
+        const char* text;
+        const char* host;
+        std::uint16_t port;
+    };
+    const Row rows[] = {
+        {"8080", "127.0.0.1", 8080},
+        {"0", "127.0.0.1", 0},
+        {"65535", "127.0.0.1", 65535},
+        {"0.0.0.0:8080", "0.0.0.0", 8080},
+        {"192.0.2.7:80", "192.0.2.7", 80},
+        {"localhost:9000", "localhost", 9000},
+        {"[::1]:8080", "::1", 8080},
+        {"[::]:0", "::", 0},
+    };
+    for (const Row& r : rows) {
+        CAPTURE(r.text);
+        const Endpoint e = parse_endpoint(r.text);
+        CHECK(e.host == r.host);
+        CHECK(e.port == r.port);
+    }
+}
+
+TEST_CASE("WebEndpoint.Parse.BadTextsSayWhy")
+{
+    struct Row {
+        const char* text;
+        const char* expected;
+    };
+    const Row rows[] = {
+        {"", "the port is missing"},
+        {"127.0.0.1:", "the port is missing"},
+        {"65536", "from 0 to 65535, got '65536'"},
+        {"-1", "got '-1'"},
+        {"80x", "got '80x'"},
+        {"example.org:80", "'example.org' is not an IPv4 or IPv6 address"},
+        {":8080", "the host before ':' is empty"},
+        {"::1:8080", "write an IPv6 address in brackets"},
+        {"[::1:8080", "closing ']'"},
+        {"[::1]8080", "expected ':PORT'"},
+        {"300.1.1.1:80", "not an IPv4 or IPv6 address"},
+    };
+    for (const Row& r : rows) {
+        CAPTURE(r.text);
+        try {
+            parse_endpoint(r.text);
+            FAIL("no exception");
+        } catch (const Error& e) {
+            CHECK(e.code() == errc::invalid_argument);
+            const std::string what = e.what();
+            CHECK(what.find(std::string("web endpoint '") + r.text + "'") != std::string::npos);
+            CHECK(what.find(r.expected) != std::string::npos);
+        }
+    }
+}
+
+TEST_CASE("WebEndpoint.IsLoopback.Table")
+{
+    CHECK(is_loopback("127.0.0.1"));
+    CHECK(is_loopback("127.3.2.1"));
+    CHECK(is_loopback("localhost"));
+    CHECK(is_loopback("::1"));
+    CHECK(is_loopback("::ffff:127.0.0.1"));
+    CHECK_FALSE(is_loopback("0.0.0.0"));
+    CHECK_FALSE(is_loopback("::"));
+    CHECK_FALSE(is_loopback("192.168.1.2"));
+    CHECK_FALSE(is_loopback("10.0.0.1"));
+    CHECK_FALSE(is_loopback("::ffff:10.0.0.1"));
+    CHECK_THROWS_AS(is_loopback("example.org"), Error);
+}
+
+namespace {
+
+GrantSpan span(std::int64_t n)
+{
+    const WallTime w{std::chrono::milliseconds(n)};
+    return {.requested = SimTime{SimDuration{n}}, .granted = SimTime{SimDuration{n}}, .asked = w, .granted_at = w,
+            .released = w};
+}
+
+} // namespace
+
+TEST_CASE("GrantTimeline.Read.IncrementalAndBounded")
+{
+    CHECK_THROWS_AS(GrantTimeline(0), Error);
+    GrantTimeline timeline(4);
+    auto& a = timeline.add_track("a", "shared");
+    auto& b = timeline.add_track("b", "exclusive");
+    CHECK(timeline.size() == 2);
+    GrantTimeline::Cursor cursor;
+    for (int n = 0; n < 3; ++n) a.record(span(n));
+    auto r = timeline.read(cursor);
+    REQUIRE(r.size() == 2);
+    CHECK(r[0].name == "a");
+    CHECK(r[0].category == "shared");
+    REQUIRE(r[0].spans.size() == 3);
+    CHECK(r[0].spans[2].granted.time_since_epoch().count() == 2);
+    CHECK(r[0].missed == 0);
+    CHECK(r[1].spans.empty());
+    // Nothing new: nothing returned.
+    r = timeline.read(cursor);
+    CHECK(r[0].spans.empty());
+    // Ten more on a, capacity 4: the reader gets the last 4 and counts 6 missed.
+    for (int n = 3; n < 13; ++n) a.record(span(n));
+    b.record(span(100));
+    r = timeline.read(cursor);
+    REQUIRE(r[0].spans.size() == 4);
+    CHECK(r[0].missed == 6);
+    CHECK(r[0].spans.front().granted.time_since_epoch().count() == 9);
+    CHECK(r[0].spans.back().granted.time_since_epoch().count() == 12);
+    REQUIRE(r[1].spans.size() == 1);
+    // A second reader has its own cursor.
+    GrantTimeline::Cursor other;
+    r = timeline.read(other);
+    CHECK(r[0].spans.size() == 4);
+    CHECK(r[0].missed == 9);
+}
+
+TEST_CASE("GrantTimeline.Concurrency.WritersAndAReader" * doctest::timeout(120))
+{
+    for (int writers : {1, 4}) {
+        CAPTURE(writers);
+        GrantTimeline timeline(64);
+        constexpr int kPerWriter = 20000;
+        std::vector<std::thread> threads;
+        std::atomic<int> started{0};
+        for (int w = 0; w < writers; ++w) {
+            threads.emplace_back([&, w] {
+                auto& track = timeline.add_track("w" + std::to_string(w));
+                ++started;
+                for (int n = 0; n < kPerWriter; ++n) track.record(span(n));
+            });
+        }
+        GrantTimeline::Cursor cursor;
+        std::vector<std::uint64_t> seen(static_cast<std::size_t>(writers), 0);
+        std::vector<std::int64_t> last(static_cast<std::size_t>(writers), -1);
+        bool ordered = true;
+        auto drain = [&] {
+            for (const auto& t : timeline.read(cursor)) {
+                seen[t.track] += t.spans.size() + t.missed;
+                for (const auto& s : t.spans) {
+                    const auto v = s.granted.time_since_epoch().count();
+                    ordered = ordered && v > last[t.track];
+                    last[t.track] = v;
+                }
+            }
+        };
+        while (started.load() < writers) drain();
+        for (int i = 0; i < 200; ++i) drain();
+        for (auto& t : threads) t.join();
+        drain();
+        CHECK(ordered);
+        for (int w = 0; w < writers; ++w) {
+            CHECK(seen[static_cast<std::size_t>(w)] == kPerWriter); // read or counted as missed, never both
+            CHECK(last[static_cast<std::size_t>(w)] == kPerWriter - 1);
+        }
+    }
+}
+
+TEST_CASE("WebJson.Quote.EscapesAndKeepsUtf8Valid")
+{
+    using simsync::web::detail::json_quote;
+    CHECK(json_quote("plain") == "\"plain\"");
+    CHECK(json_quote("a\"b\\c\n\t\x01") == "\"a\\\"b\\\\c\\n\\t\\u0001\"");
+    CHECK(json_quote("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80") == "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+    // Bytes that are not UTF-8 become U+FFFD: lone continuation, truncated
+    // sequence, overlong encoding, surrogate, beyond U+10FFFF.
+    CHECK(json_quote("\x80") == "\"\xef\xbf\xbd\"");
+    CHECK(json_quote("a\xc3") == "\"a\xef\xbf\xbd\"");
+    CHECK(json_quote("\xc0\xaf") == "\"\xef\xbf\xbd\xef\xbf\xbd\"");
+    CHECK(json_quote("\xed\xa0\x80") == "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"");
+    CHECK(json_quote("\xf4\x90\x80\x80") == "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"");
+}
+
+TEST_CASE("WebJson.Writer.CommasNumbersAndNulls")
+{
+    simsync::web::detail::JsonWriter w;
+    w.begin_object();
+    w.key("a").integer(-3);
+    w.key("b").begin_array();
+    w.fixed(1.23456, 2);
+    w.fixed(-0.0001, 2);
+    w.number(1.0 / 0.0);
+    w.number(0.000123456, 3);
+    w.unsigned_integer(18446744073709551615ull);
+    w.boolean(true);
+    w.null();
+    w.end_array();
+    w.key("c").begin_object();
+    w.end_object();
+    w.key("d").string("x");
+    w.end_object();
+    CHECK(w.str() == R"({"a":-3,"b":[1.23,0.00,null,0.000123,18446744073709551615,true,null],"c":{},"d":"x"})");
+}
+
+TEST_CASE("WebProtocol.Incoming.GoodAndBadMessages")
+{
+    using simsync::web::detail::parse_incoming;
+    std::string error;
+    auto ok = parse_incoming(R"( {"type" : "command", "id": 42, "text": "step 5"} )", error);
+    REQUIRE(ok);
+    CHECK(ok->id == 42);
+    CHECK(ok->text == "step 5");
+    ok = parse_incoming(R"({"text":"revoke caf\u00e9 \ud83d\ude00 \"x\"","type":"command"})", error);
+    REQUIRE(ok);
+    CHECK_FALSE(ok->id);
+    CHECK(ok->text == "revoke caf\xc3\xa9 \xf0\x9f\x98\x80 \"x\"");
+    struct Row {
+        const char* message;
+        const char* expected;
+    };
+    const Row rows[] = {
+        {"", "not a JSON object"},
+        {"[]", "not a JSON object"},
+        {"{", "expected a quoted field name"},
+        {"{}", "needs \"type\" and \"text\""},
+        {R"({"type":"command"})", "needs \"type\" and \"text\""},
+        {R"({"type":"command","text":"a","text":"b"})", "field \"text\" given twice"},
+        {R"({"type":"command","text":"a"}{})", "text after the object"},
+        {R"({"type":"command","text":"a",})", "expected a quoted field name"},
+        {R"({"type":"command" "text":"a"})", "expected ',' or '}'"},
+        {R"({"type":"reply","text":"a"})", "\"type\" must be \"command\""},
+        {R"({"type":"command","text":null})", "\"text\" must be a string"},
+        {R"({"type":"command","text":"a","id":1.5})", "\"id\" must be an integer"},
+        {R"({"type":"command","text":"a","id":01})", "\"id\" must be an integer"},
+        {R"({"type":"command","text":"a","id":99999999999999999999})", "\"id\" must be an integer"},
+        {R"({"type":"command","text":"bad \q escape"})", "a bad string"},
+        {R"({"type":"command","text":"lone \udc00"})", "a bad string"},
+        {"{\"type\":\"command\",\"text\":\"raw\ttab\"}", "a bad string"},
+        {R"({"type":"command","text":"unterminated})", "a bad string"},
+    };
+    for (const Row& r : rows) {
+        CAPTURE(r.message);
+        error.clear();
+        CHECK_FALSE(parse_incoming(r.message, error));
+        CHECK(error.find(r.expected) != std::string::npos);
+    }
+}
