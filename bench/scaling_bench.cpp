@@ -143,6 +143,18 @@ simsync::SimTime next_after_now(const simsync::SimSyncHandler& handler, simsync:
     return simsync::SimTime{(now / period + 1) * period};
 }
 
+// Returns once n accessors are blocked in a request (the snapshot says so).
+void wait_until_all_waiting(const simsync::SimSyncHandler& handler, int n)
+{
+    auto waiting = [&] {
+        const simsync::Snapshot snap = handler.snapshot();
+        return std::count_if(snap.accessors.begin(), snap.accessors.end(), [](const simsync::AccessorStatus& a) {
+                   return a.activity == simsync::AccessorStatus::Activity::waiting;
+               }) == n;
+    };
+    while (!waiting()) std::this_thread::yield();
+}
+
 // The same scenario as inline systems (issue 11): no thread of their own. The
 // host thread sits in handler.run(), steps the world and runs every system's
 // completion right after the step; each re-arms from inside its completion.
@@ -229,13 +241,7 @@ Run run_coroutines(int n, std::int64_t steps)
     for (int i = 0; i < n; ++i) asio::co_spawn(io, body(i), asio::detached);
     std::thread second([&] { io.run(); });
     std::thread first([&] { io.run(); });
-    auto all_waiting = [&] {
-        const simsync::Snapshot snap = handler.snapshot();
-        return std::count_if(snap.accessors.begin(), snap.accessors.end(), [](const simsync::AccessorStatus& a) {
-                   return a.activity == simsync::AccessorStatus::Activity::waiting;
-               }) == n;
-    };
-    while (!all_waiting()) std::this_thread::yield(); // start-up, outside the measurement
+    wait_until_all_waiting(handler, n); // start-up, outside the measurement
 
     const auto cs0 = simsync::bench::ContextSwitches::now();
     const auto t0 = std::chrono::steady_clock::now();
@@ -289,13 +295,7 @@ double resident_per_thread(int n)
         });
     }
     // Every thread blocked in its request (a waiting accessor in the snapshot).
-    auto all_waiting = [&] {
-        const simsync::Snapshot snap = handler.snapshot();
-        return std::count_if(snap.accessors.begin(), snap.accessors.end(), [](const simsync::AccessorStatus& a) {
-                   return a.activity == simsync::AccessorStatus::Activity::waiting;
-               }) == n;
-    };
-    while (!all_waiting()) std::this_thread::yield();
+    wait_until_all_waiting(handler, n);
     const double after = resident_bytes();
     handler.stop(); // every request returns `stopped`
     for (auto& t : threads) t.join();

@@ -19,6 +19,7 @@
 //   default: 10 simulated seconds, 5 repetitions; --quick: 1 s, 2 repetitions.
 
 #include "bullet_scene.hpp"
+#include "bullet_workload.hpp"
 #include "report.hpp"
 
 #include <simsync/bullet/bullet.hpp>
@@ -52,35 +53,8 @@ namespace websocket = beast::websocket;
 namespace {
 
 constexpr simsync::SimDuration kStep = 1ms;
-constexpr int kControllerHz = 100;
-constexpr int kSensorHz[] = {200, 200, 100, 100, 50, 50, 30, 30, 20, 10};
+using namespace simsync::bench::bullet_workload;
 constexpr int kViewers = 10;
-
-simsync::SimTime instant(int hz, std::int64_t n)
-{
-    return simsync::SimTime{simsync::SimDuration{n * 1'000'000'000 / hz}};
-}
-
-void control(sb::BulletWorld& w, sb::TrajectoryHash& hash)
-{
-    w.hash_state(hash);
-    const sb::BodyState s = w.state(0);
-    const double r = std::hypot(s.pose.position.x, s.pose.position.y);
-    const double ux = r > 1e-9 ? s.pose.position.x / r : 1.0;
-    const double uy = r > 1e-9 ? s.pose.position.y / r : 0.0;
-    const double jx = 0.3 * (-uy * 1.5 + ux * (2.0 - r) - s.linear_velocity.x);
-    const double jy = 0.3 * (ux * 1.5 + uy * (2.0 - r) - s.linear_velocity.y);
-    const double n = std::hypot(jx, jy);
-    const double k = n > 0.5 ? 0.5 / n : 1.0;
-    w.apply_central_impulse(0, {k * jx, k * jy, 0.0});
-}
-
-double sense(const sb::BulletWorld& w)
-{
-    double sum = 0;
-    for (sb::BodyIndex i = 0; i < w.body_count(); ++i) sum += w.state(i).pose.position.z;
-    return sum;
-}
 
 // Ten WebSocket clients on one Asio thread, each reading every message.
 class Viewers {
