@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -427,30 +428,41 @@ TEST_CASE("Edges.Registration.SimulatedTimerStartedWhileTimeRuns" * doctest::tim
     CHECK(log.count(Diagnostic::Kind::accessor_ended) == 0);
 }
 
+// Records a timer's on_end (called on the timer's thread) for the test thread.
+struct EndRecorder {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::optional<std::error_code> reason;
+    std::function<void(std::error_code)> callback()
+    {
+        return [this](std::error_code r) {
+            std::lock_guard<std::mutex> lock(mutex);
+            reason = r;
+            cv.notify_all();
+        };
+    }
+    std::optional<std::error_code> wait(std::chrono::nanoseconds limit)
+    {
+        std::unique_lock<std::mutex> lock(mutex);
+        cv.wait_for(lock, limit, [&] { return reason.has_value(); });
+        return reason;
+    }
+};
+
 TEST_CASE("Edges.Timer.EndingOnARefusalIsAnnounced" * doctest::timeout(60))
 {
     CountingWorld world;
     DiagnosticLog log;
     SimSyncHandler handler(world, {.step = 1ms, .diagnostics = log.callback()});
-    std::mutex mutex;
-    std::condition_variable cv;
-    std::optional<std::error_code> end_reason;
-    PeriodicTimer timer({.name = "doomed", .period = 1ms, .clock = TimerClock::simulated,
-                         .on_end =
-                             [&](std::error_code reason) {
-                                 std::lock_guard<std::mutex> lock(mutex);
-                                 end_reason = reason;
-                                 cv.notify_all();
-                             }},
+    EndRecorder ended;
+    PeriodicTimer timer({.name = "doomed", .period = 1ms, .clock = TimerClock::simulated, .on_end = ended.callback()},
                         {.handler = &handler});
     auto holder = handler.register_accessor("holder", {.first_request = ms(2)}); // holds time at 2 ms
     timer.start_async([](const TimerTick&) {});
     REQUIRE(eventually([&] { return is_waiting(handler, "doomed"); }));
     handler.revoke("doomed");
-    {
-        std::unique_lock<std::mutex> lock(mutex);
-        REQUIRE(cv.wait_for(lock, 10s, [&] { return end_reason.has_value(); }));
-    }
+    const std::optional<std::error_code> end_reason = ended.wait(10s);
+    REQUIRE(end_reason.has_value());
     CHECK(*end_reason == errc::not_registered);
     CHECK(timer.error() == errc::not_registered);
     const auto report = log.first(Diagnostic::Kind::accessor_ended);
@@ -468,25 +480,15 @@ TEST_CASE("Edges.Timer.EndingOnAStoppedSimulationIsNoDiagnostic" * doctest::time
     CountingWorld world;
     DiagnosticLog log;
     SimSyncHandler handler(world, {.step = 1ms, .diagnostics = log.callback()});
-    std::mutex mutex;
-    std::condition_variable cv;
-    std::optional<std::error_code> end_reason;
-    PeriodicTimer timer({.name = "ordinary", .period = 1ms, .clock = TimerClock::simulated,
-                         .on_end =
-                             [&](std::error_code reason) {
-                                 std::lock_guard<std::mutex> lock(mutex);
-                                 end_reason = reason;
-                                 cv.notify_all();
-                             }},
+    EndRecorder ended;
+    PeriodicTimer timer({.name = "ordinary", .period = 1ms, .clock = TimerClock::simulated, .on_end = ended.callback()},
                         {.handler = &handler});
     auto holder = handler.register_accessor("holder", {.first_request = ms(2)}); // holds time at 2 ms
     timer.start_async([](const TimerTick&) {});
     REQUIRE(eventually([&] { return is_waiting(handler, "ordinary"); }));
     handler.stop();
-    {
-        std::unique_lock<std::mutex> lock(mutex);
-        REQUIRE(cv.wait_for(lock, 10s, [&] { return end_reason.has_value(); }));
-    }
+    const std::optional<std::error_code> end_reason = ended.wait(10s);
+    REQUIRE(end_reason.has_value());
     CHECK(*end_reason == errc::stopped);
     CHECK_FALSE(log.first(Diagnostic::Kind::accessor_ended).has_value());
     timer.stop();
