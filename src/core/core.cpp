@@ -213,11 +213,11 @@ void Core::end_hold(Slot& s)
 
 // --------------------------------------------------------------------- request
 
-Access Core::make_access(Slot& s)
+Access Core::make_access(Slot& s, const std::shared_ptr<Slot>& slot)
 {
     Access access;
     access.core_ = shared_from_this();
-    access.slot_ = s.shared_from_this();
+    access.slot_ = slot;
     access.world_ = &world_;
     access.requested_ = s.requested;
     access.granted_ = now_;
@@ -271,7 +271,7 @@ Access Core::request(const std::shared_ptr<Slot>& slot, SimTime t, WallTime dead
     if (stop.stop_possible()) on_stop.emplace(stop, NotifyWaiter{&s});
 
     for (;;) {
-        if (s.granted) return make_access(s);
+        if (s.granted) return make_access(s, slot);
         if (!s.registered.load()) return Access(errc::not_registered, t);
         if (stopped_) {
             withdraw(s);
@@ -488,6 +488,19 @@ void Core::deliver(Delivery& d, bool run_inline)
 
 bool Core::flush_and_unlock(Lock& lock, bool run_inline)
 {
+    // Nothing but thread wake-ups (every purely blocking grant): the pre-engine
+    // path, kept short because it is on the critical path of every handoff.
+    if (deliveries_.empty() && (events_.empty() || delivering_events_) && !t_delivering &&
+        (!run_inline || t_inline.empty())) {
+        thread_local std::vector<std::shared_ptr<Slot>> wake_batch;
+        wake_batch.swap(wakes_);
+        const bool notify_state = state_waiters_ > 0;
+        lock.unlock();
+        for (const auto& slot : wake_batch) slot->waiter.notify();
+        wake_batch.clear();
+        if (notify_state) state_cv_.notify_all();
+        return false;
+    }
     // Per-thread scratch: swapping keeps both buffers' capacity, so steady-state
     // grants allocate nothing. Not while this thread is already delivering
     // (the outer loop owns the scratch then): a local buffer.
@@ -688,7 +701,7 @@ void Core::grant(Slot& s)
     d.kind = Delivery::Kind::complete;
     d.slot = s.shared_from_this();
     d.completion = std::move(s.completion);
-    d.access = make_access(s);
+    d.access = make_access(s, d.slot);
     d.runs_inline = s.waiting == Waiting::inline_system;
     if (d.runs_inline && config_.step_thread == StepThread::host && std::this_thread::get_id() != host_thread_) {
         // Host mode: the world belongs to the host thread, and so do inline systems.

@@ -211,7 +211,7 @@ private:
     HandlerState state_locked() const noexcept;
 
     void add_bound(Slot& s, SimTime bound);
-    Access make_access(Slot& s);
+    Access make_access(Slot& s, const std::shared_ptr<Slot>& slot);
     // Ends an asynchronous request that is no longer pending with `error`.
     void complete_async(Slot& s, std::error_code error);
     void carry_duty(const std::shared_ptr<Slot>& slot);

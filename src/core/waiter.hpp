@@ -13,6 +13,10 @@
 // Blocking: on Linux, a futex on the state word itself (one syscall to sleep,
 // one to wake, no mutex that a woken thread could find held by its waker).
 // Elsewhere a mutex and condition variable.
+// Why a cache line of its own: the owner spins reading the state word while
+// other threads write whatever sits next to it (a neighbour's reference count,
+// the core's set hooks); every such write would pull the line away from the
+// spinner on the handoff's critical path.
 
 #include <simsync/time.hpp>
 
@@ -23,7 +27,7 @@
 
 namespace simsync::detail {
 
-class Waiter {
+class alignas(64) Waiter {
 public:
     // Wakes the owner (or makes its next wait return at once). Any thread.
     void notify() noexcept;
