@@ -230,6 +230,40 @@ TEST_CASE("Async.Inline.RunsOnTheThreadThatSteps" * doctest::timeout(30))
     CHECK(times == std::vector<SimTime>{ms(0), ms(2), ms(4), ms(6), ms(8), ms(10)});
 }
 
+TEST_CASE("Async.Inline.AnAccessMovedToAnotherThreadIsNotTheSteppingThreads" * doctest::timeout(30))
+{
+    // handler.hpp: wait_until_paused is refused only inside the caller's own
+    // access. An inline system that hands its Access to another thread (a
+    // mailbox, a strand) leaves the thread that ran it outside that access:
+    // that thread may wait for the quiet, which comes with the release.
+    CountingWorld world;
+    SimSyncHandler handler(world, quiet({.step = 1ms, .start_paused = true}));
+    auto holder = handler.register_accessor("holder");
+    std::promise<Access> handed;
+    std::atomic<bool> released{false};
+    holder.async_request_access(ms(0), simsync::run_inline([&](std::error_code ec, Access a) {
+        if (!ec) handed.set_value(std::move(a));
+    }));
+    std::future<Access> mailbox = handed.get_future();
+    std::thread worker([&] {
+        Access a = mailbox.get();
+        released = true;
+        a.release();
+    });
+    bool quiet_reached = false;
+    bool refused = false;
+    try {
+        quiet_reached = handler.wait_until_paused(WallClock::now() + 20s);
+    } catch (const Error&) {
+        refused = true;
+    }
+    const bool released_before_quiet = released.load();
+    worker.join();
+    CHECK_FALSE(refused);
+    CHECK(quiet_reached);
+    CHECK(released_before_quiet);
+}
+
 TEST_CASE("Async.Inline.HostModeRunsThemOnTheHostThread" * doctest::timeout(30))
 {
     ThreadRecordingWorld world;

@@ -464,6 +464,11 @@ void Core::run_inline_completion(Delivery& d)
         flush_and_unlock(lock); // nested: queued to this thread's loop
     }
     d.completion.reset(); // the handler's state dies here, on this thread
+    // An Access still held now was kept: moved to another thread (a strand, a
+    // mailbox) or stored for later. This thread is no longer inside it, so its
+    // own wait_until_paused() or stop() must neither be refused nor skip it.
+    auto me = std::this_thread::get_id();
+    d.slot->holder_thread.compare_exchange_strong(me, std::thread::id{}, std::memory_order_relaxed);
 }
 
 void Core::deliver(Delivery& d, bool run_inline)

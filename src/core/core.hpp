@@ -97,7 +97,8 @@ struct Slot : std::enable_shared_from_this<Slot> {
     // revoke, so the world stays protected for the thread holding the Access.
     std::uint64_t hold_sequence = 0;
     // The thread the access was granted to (a blocking request's, or the one
-    // running an inline completion); empty for executor completions.
+    // running an inline completion while it runs); empty for executor
+    // completions and once an inline completion has returned.
     std::atomic<std::thread::id> holder_thread{};
 
     // Membership in the Core's ordered sets (at most one key per set).
