@@ -5,6 +5,9 @@
 /// include it only where asynchronous accessors are used.
 
 #include <simsync/accessor.hpp>
+#include <simsync/event_loop.hpp>
+
+#include <boost/asio/io_context.hpp>
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
@@ -69,7 +72,7 @@ class AsioCompletion final : public AsyncCompletion {
 
 public:
     explicit AsioCompletion(Handler handler)
-        : handler_(std::move(handler)), executor_(make_tracked(boost::asio::get_associated_executor(handler_)))
+        : executor_(make_tracked(boost::asio::get_associated_executor(handler))), handler_(std::move(handler))
     {
     }
 
@@ -107,8 +110,11 @@ private:
         }
     }
 
-    Handler handler_;
+    // The executor first: members are destroyed in reverse order, so the
+    // handler (which may own what runs on that executor, a strand say) goes
+    // before the tracked work that keeps the executor's context alive.
     Tracked executor_;
+    Handler handler_;
 };
 
 // Withdraws the request when its cancellation slot is emitted. Holds only the
@@ -124,7 +130,18 @@ struct CancelRequest {
     }
 };
 
+boost::asio::io_context& io_context_of(const Executor& executor);
+
 } // namespace detail
+
+/// The Asio executor of an EventLoop, for asynchronous accessors that should
+/// complete on the loop's thread (beside the pacer and the clock publisher).
+/// Valid while the loop lives.
+/// @throws simsync::Error (invalid_state) if the loop is gone.
+inline boost::asio::io_context::executor_type asio_executor(const Executor& executor)
+{
+    return detail::io_context_of(executor).get_executor();
+}
 
 template <class CompletionToken>
 auto Accessor::async_request_access(SimTime t, CompletionToken&& token)

@@ -6,6 +6,7 @@
 #include <simsync/clock_publisher.hpp>
 #include <simsync/config.hpp>
 #include <simsync/error.hpp>
+#include <simsync/event_loop.hpp>
 #include <simsync/handler.hpp>
 #include <simsync/operator_commands.hpp>
 #include <simsync/pacer.hpp>

@@ -7,9 +7,36 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 namespace simsync {
+
+class TimeScale;
+
+/// A listener of a TimeScale (TimeScale::subscribe); destroying it (or
+/// reset()) removes the listener. Copy: no. Move: yes. Once reset returns, the
+/// listener is not running on another thread and will not be called again.
+/// The TimeScale must outlive it.
+class ScaleSubscription {
+public:
+    ScaleSubscription() noexcept = default;
+    ScaleSubscription(ScaleSubscription&& other) noexcept { *this = std::move(other); }
+    ScaleSubscription& operator=(ScaleSubscription&& other) noexcept;
+    ScaleSubscription(const ScaleSubscription&) = delete;
+    ScaleSubscription& operator=(const ScaleSubscription&) = delete;
+    ~ScaleSubscription() { reset(); }
+    void reset() noexcept;
+    explicit operator bool() const noexcept { return scale_ != nullptr; }
+
+private:
+    friend class TimeScale;
+    ScaleSubscription(TimeScale* scale, std::uint64_t id) noexcept : scale_(scale), id_(id) {}
+    TimeScale* scale_ = nullptr;
+    std::uint64_t id_ = 0;
+};
 
 /// One time-scale value shared by the pacing view and the scaled time sources,
 /// plus the scaled wall time it implies: wall time elapsed since construction,
@@ -52,6 +79,14 @@ public:
 
     WallClockSource& clock() const noexcept { return clock_; }
 
+    /// Calls `listener` with the new value after every later set(), on the
+    /// thread that called set, once the change is visible to every reader: how
+    /// a pacer learns of a change when it happens instead of polling
+    /// generation(). Listeners must be quick (post the work elsewhere) and must
+    /// not throw; they may call set (the nested change is reported after).
+    /// @throws simsync::Error (invalid_argument) if `listener` is empty.
+    ScaleSubscription subscribe(std::function<void(double)> listener);
+
     /// Smallest and largest accepted scales.
     static constexpr double kMin = 1e-6;
     static constexpr double kMax = 1e6;
@@ -64,9 +99,18 @@ private:
         std::uint64_t generation;
     };
     Segment read() const noexcept;
+    void write(std::int64_t ppb); // under writer_
+
+    friend class ScaleSubscription;
+    void unsubscribe(std::uint64_t id) noexcept;
 
     WallClockSource& clock_;
     std::mutex writer_;
+    // Held while listeners run (see ScaleSubscription); recursive, so that a
+    // listener may unsubscribe or set.
+    std::recursive_mutex listeners_mutex_;
+    std::vector<std::pair<std::uint64_t, std::function<void(double)>>> listeners_;
+    std::uint64_t next_listener_ = 1;
     // Seqlock: odd while a writer is between its two increments.
     std::atomic<std::uint64_t> seq_{0};
     std::atomic<std::int64_t> wall_start_ns_{0};

@@ -5,8 +5,12 @@
 #include <simsync/time.hpp>
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 namespace simsync {
 
@@ -68,8 +72,24 @@ public:
     /// Number of sleep_until calls so far (for tests that assert "no sleep").
     std::uint64_t sleeps() const noexcept;
 
+    /// Calls `listener` every time the clock moves (advance, or a sleep_until
+    /// that moved it), on the thread that moved it, after the move and outside
+    /// the clock's lock: how an EventLoop learns that its timers may be due.
+    /// Listeners must be quick and must not throw. Returns an id for
+    /// remove_listener.
+    std::uint64_t add_listener(std::function<void()> listener);
+    /// Removes a listener; once it returns, the listener is not running on
+    /// another thread and will not be called again (from inside the listener
+    /// itself it only removes).
+    void remove_listener(std::uint64_t id);
+
 private:
+    void notify_moved();
+
     mutable std::mutex mutex_;
+    std::recursive_mutex listeners_mutex_; // held while listeners run
+    std::vector<std::pair<std::uint64_t, std::function<void()>>> listeners_;
+    std::uint64_t next_listener_ = 1;
     WallTime steady_;
     SystemTime system_;
     std::uint64_t sleeps_ = 0;

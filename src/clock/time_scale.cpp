@@ -59,7 +59,46 @@ std::uint64_t TimeScale::generation() const noexcept { return generation_.load(s
 void TimeScale::set(double scale)
 {
     const std::int64_t ppb = to_ppb(scale);
-    std::lock_guard<std::mutex> guard(writer_);
+    {
+        std::lock_guard<std::mutex> guard(writer_);
+        write(ppb);
+    }
+    std::lock_guard<std::recursive_mutex> guard(listeners_mutex_);
+    const auto listeners = listeners_; // a listener may unsubscribe meanwhile
+    for (const auto& entry : listeners) entry.second(scale);
+}
+
+ScaleSubscription TimeScale::subscribe(std::function<void(double)> listener)
+{
+    if (!listener) throw Error(errc::invalid_argument, "TimeScale::subscribe: empty listener");
+    std::lock_guard<std::recursive_mutex> guard(listeners_mutex_);
+    listeners_.emplace_back(next_listener_, std::move(listener));
+    return ScaleSubscription(this, next_listener_++);
+}
+
+void TimeScale::unsubscribe(std::uint64_t id) noexcept
+{
+    std::lock_guard<std::recursive_mutex> guard(listeners_mutex_);
+    std::erase_if(listeners_, [id](const auto& entry) { return entry.first == id; });
+}
+
+ScaleSubscription& ScaleSubscription::operator=(ScaleSubscription&& other) noexcept
+{
+    if (this != &other) {
+        reset();
+        scale_ = std::exchange(other.scale_, nullptr);
+        id_ = std::exchange(other.id_, 0);
+    }
+    return *this;
+}
+
+void ScaleSubscription::reset() noexcept
+{
+    if (scale_ != nullptr) std::exchange(scale_, nullptr)->unsubscribe(id_);
+}
+
+void TimeScale::write(std::int64_t ppb)
+{
     // Only writer (the mutex): the fields can be read directly. The instant of
     // the change is taken inside the write section, after the sequence turned
     // odd, so that scaled_elapsed() stays monotonic (see the header).

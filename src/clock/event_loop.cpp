@@ -1,0 +1,232 @@
+#include <simsync/asio.hpp>
+#include <simsync/error.hpp>
+#include <simsync/event_loop.hpp>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <atomic>
+#include <future>
+#include <optional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace simsync {
+namespace detail {
+
+struct TimerState {
+    std::mutex mutex;
+    std::uint64_t generation = 0; // bumped by every arm and cancel
+    bool armed = false;
+    WallTime deadline{};
+    std::function<void()> callback;
+    // Real clock only; its operations are made under `mutex` (Asio: one timer
+    // object is not safe from two threads at once).
+    std::optional<boost::asio::steady_timer> timer;
+
+    // Takes the callback if the wait `generation` is still the pending one.
+    std::function<void()> take(std::uint64_t expected)
+    {
+        std::lock_guard<std::mutex> guard(mutex);
+        if (!armed || generation != expected) return {};
+        armed = false;
+        return std::move(callback);
+    }
+};
+
+struct LoopImpl {
+    explicit LoopImpl(WallClockSource& c) : clock(c), manual(dynamic_cast<ManualWallClock*>(&c)) {}
+
+    WallClockSource& clock;
+    ManualWallClock* manual;
+    boost::asio::io_context io;
+    std::atomic<std::thread::id> thread_id{};
+    std::thread thread;
+    std::uint64_t listener = 0; // ManualWallClock::add_listener id
+
+    // ManualWallClock: the timers to check when the clock moves.
+    std::mutex timers_mutex;
+    std::vector<std::weak_ptr<TimerState>> manual_timers;
+
+    // Runs, on the loop's thread, every manual timer whose deadline has come.
+    void fire_due_manual_timers()
+    {
+        const WallTime now = clock.steady_now();
+        std::vector<std::function<void()>> due;
+        {
+            std::lock_guard<std::mutex> guard(timers_mutex);
+            std::erase_if(manual_timers, [](const auto& weak) { return weak.expired(); });
+            for (const auto& weak : manual_timers) {
+                auto state = weak.lock();
+                if (!state) continue;
+                std::lock_guard<std::mutex> state_guard(state->mutex);
+                if (state->armed && state->deadline <= now) {
+                    state->armed = false;
+                    due.push_back(std::move(state->callback));
+                }
+            }
+        }
+        // Earliest deadline first would need the deadlines; the order among
+        // timers due at one clock move is that of their creation.
+        for (auto& callback : due) callback();
+    }
+};
+
+struct LoopAccess {
+    static std::shared_ptr<LoopImpl> lock(const Executor& executor, const char* what)
+    {
+        auto loop = executor.loop_.lock();
+        if (!loop) throw Error(errc::invalid_state, std::string(what) + ": the event loop is gone (or the executor is empty)");
+        return loop;
+    }
+};
+
+boost::asio::io_context& io_context_of(const Executor& executor)
+{
+    return LoopAccess::lock(executor, "simsync::asio_executor")->io;
+}
+
+} // namespace detail
+
+void Executor::post(std::function<void()> job) const
+{
+    auto loop = detail::LoopAccess::lock(*this, "Executor::post");
+    boost::asio::post(loop->io, std::move(job));
+}
+
+void Executor::sync(const std::function<void()>& job) const
+{
+    auto loop = loop_.lock();
+    if (!loop || loop->thread_id.load(std::memory_order_acquire) == std::this_thread::get_id()) {
+        job();
+        return;
+    }
+    // The promise lives in the job: a loop destroyed before running it drops
+    // the job, and with it the promise, which the future reports as broken.
+    auto done = std::make_shared<std::promise<void>>();
+    auto finished = done->get_future();
+    boost::asio::post(loop->io, [&job, done = std::move(done)] {
+        try {
+            job();
+            done->set_value();
+        } catch (...) {
+            done->set_exception(std::current_exception());
+        }
+    });
+    loop.reset(); // the loop's destruction must not wait for us
+    try {
+        finished.get();
+    } catch (const std::future_error&) {
+        job(); // dropped: nothing runs on the loop any more
+    }
+}
+
+bool Executor::running_in_this_thread() const noexcept
+{
+    auto loop = loop_.lock();
+    return loop && loop->thread_id.load(std::memory_order_acquire) == std::this_thread::get_id();
+}
+
+WallClockSource& Executor::clock() const { return detail::LoopAccess::lock(*this, "Executor::clock")->clock; }
+
+WallTimer::WallTimer(const Executor& executor) : state_(std::make_shared<detail::TimerState>())
+{
+    auto loop = detail::LoopAccess::lock(executor, "WallTimer");
+    if (loop->manual) {
+        std::lock_guard<std::mutex> guard(loop->timers_mutex);
+        loop->manual_timers.push_back(state_);
+        // The timer keeps a way back to its loop for wait_until.
+    } else {
+        state_->timer.emplace(loop->io);
+    }
+    loop_ = executor;
+}
+
+WallTimer::~WallTimer() { cancel(); }
+
+void WallTimer::wait_until(WallTime deadline, std::function<void()> callback)
+{
+    auto loop = detail::LoopAccess::lock(loop_, "WallTimer::wait_until");
+    std::lock_guard<std::mutex> guard(state_->mutex);
+    const std::uint64_t generation = ++state_->generation;
+    state_->armed = true;
+    state_->deadline = deadline;
+    state_->callback = std::move(callback);
+    if (state_->timer) {
+        state_->timer->expires_at(deadline);
+        state_->timer->async_wait(
+            [weak = std::weak_ptr<detail::TimerState>(state_), generation](const boost::system::error_code&) {
+                // Also on operation_aborted: the generation says whether this
+                // wait is still the pending one (a re-arm aborts the old wait).
+                if (auto state = weak.lock()) {
+                    if (auto due = state->take(generation)) due();
+                }
+            });
+    } else if (deadline <= loop->clock.steady_now()) {
+        boost::asio::post(loop->io, [weak = std::weak_ptr<detail::TimerState>(state_), generation] {
+            if (auto state = weak.lock()) {
+                if (auto due = state->take(generation)) due();
+            }
+        });
+    }
+}
+
+void WallTimer::cancel() noexcept
+{
+    std::function<void()> dropped;
+    {
+        std::lock_guard<std::mutex> guard(state_->mutex);
+        ++state_->generation;
+        state_->armed = false;
+        dropped = std::move(state_->callback);
+        if (state_->timer) state_->timer->cancel();
+    }
+    // `dropped` is destroyed outside the lock: what it captures may be anything.
+}
+
+bool WallTimer::armed() const noexcept
+{
+    std::lock_guard<std::mutex> guard(state_->mutex);
+    return state_->armed;
+}
+
+EventLoop::EventLoop(WallClockSource& clock) : impl_(std::make_shared<detail::LoopImpl>(clock))
+{
+    detail::LoopImpl& loop = *impl_;
+    if (loop.manual) {
+        loop.listener = loop.manual->add_listener([weak = std::weak_ptr<detail::LoopImpl>(impl_)] {
+            if (auto alive = weak.lock()) {
+                boost::asio::post(alive->io, [weak] {
+                    if (auto still = weak.lock()) still->fire_due_manual_timers();
+                });
+            }
+        });
+    }
+    std::promise<void> started;
+    auto running = started.get_future();
+    loop.thread = std::thread([&loop, &started] {
+        loop.thread_id.store(std::this_thread::get_id(), std::memory_order_release);
+        auto work = boost::asio::make_work_guard(loop.io);
+        started.set_value();
+        loop.io.run();
+    });
+    running.wait(); // running_in_this_thread() is right from the start
+}
+
+EventLoop::~EventLoop()
+{
+    detail::LoopImpl& loop = *impl_;
+    if (loop.manual) loop.manual->remove_listener(loop.listener);
+    loop.io.stop();
+    if (loop.thread.joinable()) loop.thread.join();
+    loop.thread_id.store(std::thread::id{}, std::memory_order_release);
+}
+
+Executor EventLoop::executor() const noexcept { return Executor(impl_); }
+
+WallClockSource& EventLoop::clock() const noexcept { return impl_->clock; }
+
+} // namespace simsync
