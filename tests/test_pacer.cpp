@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <simsync/event_loop.hpp>
 #include <simsync/handler.hpp>
 #include <simsync/pacer.hpp>
 #include <simsync/time_scale.hpp>
@@ -684,4 +685,153 @@ TEST_CASE("Pacer.Stop.FromAnotherThread" * doctest::timeout(30))
     a.join();
     b.join();
     CHECK_FALSE(pacer.running());
+}
+
+// ------------------------------------------------------------ events, not polling
+
+// On a loop whose manual clock only the test moves, the pacer's only way to
+// learn of a pause or a scale change while it waits for a far deadline is the
+// event: a pacer that polled would need the clock to move.
+TEST_CASE("Pacer.Events.APauseReleasesTheWaitingGrantWithoutTheClockMoving" * doctest::timeout(30))
+{
+    simsync::ManualWallClock clock;
+    simsync::EventLoop loop(clock); // advanced by the test only
+    simsync::TimeScale scale(1e-3, clock); // one 10 ms period is 10 s of wall time
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms});
+    simsync::RealTimePacer pacer(handler, scale, {}, loop.executor());
+    // The grant at 0 anchors; the one at 10 ms waits for its deadline 10 s away.
+    REQUIRE(eventually([&] { return pacer.stats().grants >= 2; }));
+    const WallTime before = clock.steady_now();
+    handler.pause();
+    REQUIRE(handler.wait_until_paused(real_deadline()));
+    const auto s = pacer.stats();
+    CHECK(clock.steady_now() == before); // nobody moved the clock
+    CHECK(clock.sleeps() == 0);
+    CHECK(s.last_release == sim(10ms)); // released, cut short by the pause
+    CHECK(s.on_time == 0);
+    CHECK(s.unpaced == 2); // the anchoring grant and the one the pause cut short
+    CHECK(handler.now() == sim(10ms));
+    CHECK(pacer.running());
+}
+
+TEST_CASE("Pacer.Events.AScaleChangeMovesTheWaitingDeadlineAtOnce" * doctest::timeout(30))
+{
+    simsync::ManualWallClock clock;
+    simsync::EventLoop loop(clock);
+    simsync::TimeScale scale(1e-3, clock);
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms});
+    simsync::RealTimePacer pacer(handler, scale, {}, loop.executor());
+    REQUIRE(eventually([&] { return pacer.stats().grants >= 2; }));
+    REQUIRE(pacer.stats().last_release == sim(0ms));
+    // Scale 1000: the schedule continues from the simulated time reached at
+    // this wall instant (0, clamped), so 10 ms of simulated time are due 10 us
+    // of wall time from now instead of 10 s.
+    scale.set(1e3);
+    loop.executor().sync([] {}); // the event, posted by set(), has been handled
+    clock.advance(10us);
+    REQUIRE(eventually([&] { return pacer.stats().last_release >= sim(10ms); }));
+    const auto s = pacer.stats();
+    CHECK(s.on_time == 1);
+    CHECK(s.lateness.max == 0ns);
+    CHECK(s.reanchors == 2); // the anchoring grant and the rescale
+    CHECK(s.target_factor == 1e3);
+}
+
+TEST_CASE("Pacer.Events.ShareOneLoopWithAnotherPacer" * doctest::timeout(30))
+{
+    // Two handlers (two simulations) paced by one loop thread: both keep their
+    // schedule, which a loop blocked in one pacer's wait could not.
+    simsync::ManualWallClock clock;
+    simsync::EventLoop loop(clock);
+    const simsync::Executor ex = loop.executor();
+    simsync::TimeScale scale(1.0, clock);
+    simsync::CountingWorld world_a;
+    simsync::CountingWorld world_b;
+    simsync::SimSyncHandler a(world_a, {.step = 1ms, .start_paused = true});
+    simsync::SimSyncHandler b(world_b, {.step = 1ms, .start_paused = true});
+    simsync::RealTimePacer pacer_a(a, scale, {.period = 10ms}, ex);
+    simsync::RealTimePacer pacer_b(b, scale, {.period = 20ms}, ex);
+    a.run_until(sim(205ms));
+    b.run_until(sim(205ms));
+    // Wall time in 1 ms steps; between two, the loop settles (a fired timer's
+    // release, the grant it lets through, the wait that grant arms).
+    for (int i = 0; i < 205; ++i) {
+        for (int j = 0; j < 4; ++j) ex.sync([] {});
+        clock.advance(1ms);
+    }
+    REQUIRE(a.wait_until_paused(real_deadline()));
+    REQUIRE(b.wait_until_paused(real_deadline()));
+    CHECK(a.now() == sim(205ms));
+    CHECK(b.now() == sim(205ms));
+    const auto sa = pacer_a.stats();
+    const auto sb = pacer_b.stats();
+    CHECK(sa.late == 0);
+    CHECK(sb.late == 0);
+    CHECK(sa.on_time == 20); // 10 .. 200
+    CHECK(sb.on_time == 10); // 20 .. 200
+    CHECK(sa.lateness.max == 0ns);
+    CHECK(sb.lateness.max == 0ns);
+}
+
+TEST_CASE("Pacer.Stress.OperatorScaleAndStopFromManyThreads" * doctest::timeout(120))
+{
+    // Every path into the pacer at once, on the real clock: grants on the loop,
+    // handler events and scale events posted from the operator threads, a
+    // reader of the statistics, a shared-mode accessor beside it, and the stop
+    // racing all of them. Results are collected and checked after the joins.
+    for (int round = 0; round < 20; ++round) {
+        simsync::TimeScale scale(50.0); // 10 ms of simulated time per 200 us
+        simsync::CountingWorld world;
+        simsync::SimSyncHandler handler(world, {.step = 1ms});
+        simsync::EventLoop loop;
+        auto pacer = std::make_unique<simsync::RealTimePacer>(handler, scale, simsync::PacerConfig{.period = 5ms},
+                                                              loop.executor());
+        std::atomic<bool> done{false};
+        std::vector<std::thread> threads;
+        threads.emplace_back([&] { // operator
+            for (int i = 0; i < 60 && !done; ++i) {
+                switch (i % 4) {
+                case 0: handler.pause(); break;
+                case 1: handler.step(3); break;
+                case 2: handler.run_until(handler.now() + 20ms); break;
+                default: handler.resume(); break;
+                }
+            }
+        });
+        threads.emplace_back([&] { // scale
+            for (int i = 0; i < 200 && !done; ++i) scale.set(i % 2 == 0 ? 200.0 : 20.0);
+        });
+        std::uint64_t max_grants_seen = 0;
+        threads.emplace_back([&] { // statistics
+            for (int i = 0; i < 200 && !done; ++i) max_grants_seen = std::max(max_grants_seen, pacer->stats().grants);
+        });
+        std::uint64_t sensor_grants = 0;
+        threads.emplace_back([&] { // an accessor of its own
+            simsync::Accessor sensor = handler.register_accessor("sensor", {.mode = simsync::AccessMode::shared});
+            for (int i = 1; i <= 100 && !done; ++i) {
+                simsync::Access a = sensor.request_access_until(sim(i * 2ms), real_deadline(2s));
+                if (a) ++sensor_grants;
+            }
+        });
+        if (round % 2 == 0) pacer->stop(); // early, while everything runs
+        for (auto& thread : threads) thread.join();
+        done = true;
+        if (round % 4 == 1) handler.stop(); // the handler ends it
+        pacer->stop();
+        const auto s = pacer->stats();
+        CHECK_FALSE(pacer->running());
+        CHECK(pacer->failure() == nullptr);
+        CHECK(s.on_time + s.late + s.unpaced <= s.grants);
+        CHECK(max_grants_seen <= s.grants);
+        pacer.reset(); // destroyed before the loop it runs on
+        handler.resume();
+        // Deregistered: nothing holds time back any more.
+        if (handler.state() != simsync::HandlerState::stopped) {
+            handler.run_until(handler.now() + 1s);
+            CHECK(handler.wait_until_paused(real_deadline()));
+        }
+        (void)sensor_grants;
+    }
 }

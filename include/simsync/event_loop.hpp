@@ -109,9 +109,21 @@ private:
 /// @endcode
 class EventLoop {
 public:
+    /// How a loop on a ManualWallClock treats a timer armed for a later instant.
+    enum class ManualTime {
+        /// The test moves the clock (advance, sleep_until); timers fire then.
+        advanced_by_test,
+        /// The loop moves the clock to the deadline (after the jobs posted
+        /// before the timer was armed), as ManualWallClock::sleep_until does: a
+        /// wait takes no time, and the clock moves only when something waits.
+        jumps_to_deadlines,
+    };
+
     /// Starts the loop's thread. Timers follow `clock`: a ManualWallClock
-    /// fires them when advanced; any other clock is read as the steady clock.
-    explicit EventLoop(WallClockSource& clock = real_wall_clock());
+    /// fires them when it moves (see ManualTime); any other clock is read as
+    /// the steady clock.
+    explicit EventLoop(WallClockSource& clock = real_wall_clock(),
+                       ManualTime manual_time = ManualTime::advanced_by_test);
     ~EventLoop();
     EventLoop(const EventLoop&) = delete;
     EventLoop& operator=(const EventLoop&) = delete;

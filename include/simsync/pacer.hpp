@@ -4,6 +4,7 @@
 /// so that it advances with wall time times the time scale, plus the pure pacing
 /// maths it is built from (deadlines, catch-up policy, lateness, achieved rate).
 
+#include <simsync/event_loop.hpp>
 #include <simsync/handler.hpp>
 #include <simsync/time.hpp>
 #include <simsync/time_scale.hpp>
@@ -277,7 +278,7 @@ struct PacerConfig {
     /// with one hardware thread (the spin would hold up the threads it paces) nor
     /// with an injected clock. Must be >= 0.
     WallClock::duration spin_tail{std::chrono::microseconds(150)};
-    /// Linux: set the pacer thread's timer slack to 1 ns (prctl PR_SET_TIMERSLACK),
+    /// Linux: set the event loop thread's timer slack to 1 ns (prctl PR_SET_TIMERSLACK),
     /// so that its sleeps are not rounded up by the default 50 us of slack; costs no
     /// CPU. Ignored elsewhere.
     bool tight_timer_slack = true;
@@ -337,31 +338,35 @@ struct PacerStats {
 
 /// The real-time pacing view: keeps a simulation in step with the wall clock.
 ///
-/// A lockstep accessor on its own thread, registered at construction. At each
+/// A lockstep accessor, registered at construction, that lives on an event
+/// loop (EventLoop) instead of a thread of its own: its grants complete on the
+/// loop's thread, and it waits for deadlines with the loop's WallTimers. At each
 /// grant at T (every `period` of simulated time) it waits until the wall instant
 /// `anchor_wall + (T - anchor_sim) / scale` (an absolute deadline on the clock of
 /// the TimeScale) and then releases, naming T + period as its next request, so
 /// simulated time can run ahead by at most one period. A grant that comes too late
 /// is released at once and its lateness counted; the CatchUp policy says what
 /// happens to the backlog. Pause, resume, step(n), run_until and scale changes
-/// re-anchor the schedule (see PacingSchedule). Without a pacer the simulation
-/// runs as fast as it can; stopping the pacer deregisters its accessor, and the
-/// simulation runs as fast as it can again.
+/// re-anchor the schedule (see PacingSchedule); the pacer learns of them as
+/// events (SimSyncHandler::subscribe, TimeScale::subscribe) when they happen, so
+/// a wait for a deadline is re-decided at once and nothing wakes up while
+/// nothing changes. Without a pacer the simulation runs as fast as it can;
+/// stopping the pacer deregisters its accessor, and the simulation runs as fast
+/// as it can again.
 ///
-/// Copy/move: neither (owns a thread).
+/// The spin tail (PacerConfig::spin_tail) spins on the loop's thread: other
+/// work on a shared loop waits for it (at most the tail per period).
+///
+/// Copy/move: neither.
 /// Thread safety: distinct objects: safe. Shared objects: `stop`, `running`,
-/// `stats`, `config` and `failure` are safe from any thread.
-/// The handler and the time scale must outlive the pacer.
-///
-/// With the real wall clock, stop() interrupts a wait for a deadline at once;
-/// a pause or stop of the handler is noticed within 20 ms of wall time, however
-/// long the period. An injected clock's sleep_until is called in slices of at
-/// most 20 ms (of its time), with the same checks in between.
+/// `stats`, `config` and `failure` are safe from any thread, the loop's included.
+/// The handler, the time scale and a given loop must outlive the pacer.
 ///
 /// @code
 /// simsync::SimSyncHandler handler(world, {.step = 1ms});
 /// simsync::TimeScale scale(1.0);
-/// simsync::RealTimePacer pacer(handler, scale, {.period = 10ms});
+/// simsync::EventLoop loop;                 // shared with a clock publisher, timers
+/// simsync::RealTimePacer pacer(handler, scale, {.period = 10ms}, loop.executor());
 /// ...                                   // accessors run at wall-clock speed
 /// scale.set(2.0);                       // twice as fast from now on
 /// auto s = pacer.stats();               // s.achieved_factor ~ 2.0
@@ -369,33 +374,39 @@ struct PacerStats {
 class RealTimePacer {
 public:
     /// Registers the accessor `config.name` (holding time at handler.now()) and
-    /// starts the pacer thread.
+    /// starts pacing on `executor`'s loop. Given no executor, the pacer makes an
+    /// EventLoop of its own on the scale's clock; on a ManualWallClock that loop
+    /// jumps to each deadline (EventLoop::ManualTime::jumps_to_deadlines), as a
+    /// sleep on that clock would: tests run the pacer without sleeping.
     /// @throws simsync::Error: invalid_argument naming the field and value (period
     ///         <= 0, max_catch_up < 0, spin_tail < 0, rate_window <= 0, empty name);
-    ///         duplicate_name from the handler.
-    RealTimePacer(SimSyncHandler& handler, const TimeScale& scale, PacerConfig config = {});
+    ///         duplicate_name from the handler; invalid_state if `executor`'s loop
+    ///         is gone.
+    RealTimePacer(SimSyncHandler& handler, const TimeScale& scale, PacerConfig config = {},
+                  Executor executor = {});
     RealTimePacer(const RealTimePacer&) = delete;
     RealTimePacer& operator=(const RealTimePacer&) = delete;
     /// Stops the pacer (see stop()).
     ~RealTimePacer();
 
     /// Ends pacing: a wait for a deadline or a grant is cut short, the access (if
-    /// held) released and the accessor deregistered. Returns when the pacer thread
-    /// has ended. Idempotent; safe from any thread.
+    /// held) released and the accessor deregistered. Returns when the pacer has
+    /// ended: none of its work runs on the loop after that. Idempotent; safe from
+    /// any thread.
     void stop();
-    /// False once the pacer thread has ended (stop(), handler stopped, accessor
+    /// False once the pacer has ended (stop(), handler stopped, accessor
     /// revoked, or a failure).
     bool running() const noexcept;
     /// A consistent copy of the statistics. Thread-safe; briefly takes a lock the
-    /// pacer thread takes once per grant.
+    /// pacer takes once per grant.
     PacerStats stats() const;
     const PacerConfig& config() const noexcept;
-    /// The exception that ended the pacer thread, if any.
+    /// The exception that ended the pacer, if any.
     std::exception_ptr failure() const;
 
 private:
     struct Impl;
-    std::unique_ptr<Impl> impl_;
+    std::shared_ptr<Impl> impl_;
 };
 
 } // namespace simsync

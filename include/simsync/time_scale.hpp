@@ -33,8 +33,8 @@ public:
 
 private:
     friend class TimeScale;
-    ScaleSubscription(TimeScale* scale, std::uint64_t id) noexcept : scale_(scale), id_(id) {}
-    TimeScale* scale_ = nullptr;
+    ScaleSubscription(const TimeScale* scale, std::uint64_t id) noexcept : scale_(scale), id_(id) {}
+    const TimeScale* scale_ = nullptr;
     std::uint64_t id_ = 0;
 };
 
@@ -85,7 +85,7 @@ public:
     /// generation(). Listeners must be quick (post the work elsewhere) and must
     /// not throw; they may call set (the nested change is reported after).
     /// @throws simsync::Error (invalid_argument) if `listener` is empty.
-    ScaleSubscription subscribe(std::function<void(double)> listener);
+    ScaleSubscription subscribe(std::function<void(double)> listener) const;
 
     /// Smallest and largest accepted scales.
     static constexpr double kMin = 1e-6;
@@ -102,15 +102,15 @@ private:
     void write(std::int64_t ppb); // under writer_
 
     friend class ScaleSubscription;
-    void unsubscribe(std::uint64_t id) noexcept;
+    void unsubscribe(std::uint64_t id) const noexcept;
 
     WallClockSource& clock_;
     std::mutex writer_;
     // Held while listeners run (see ScaleSubscription); recursive, so that a
     // listener may unsubscribe or set.
-    std::recursive_mutex listeners_mutex_;
-    std::vector<std::pair<std::uint64_t, std::function<void(double)>>> listeners_;
-    std::uint64_t next_listener_ = 1;
+    mutable std::recursive_mutex listeners_mutex_;
+    mutable std::vector<std::pair<std::uint64_t, std::function<void(double)>>> listeners_;
+    mutable std::uint64_t next_listener_ = 1;
     // Seqlock: odd while a writer is between its two increments.
     std::atomic<std::uint64_t> seq_{0};
     std::atomic<std::int64_t> wall_start_ns_{0};

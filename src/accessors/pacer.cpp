@@ -1,7 +1,9 @@
 #include <simsync/config.hpp>
 #include <simsync/error.hpp>
+#include <simsync/asio.hpp>
 #include <simsync/pacer.hpp>
 
+#include <boost/asio/bind_executor.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -30,9 +32,6 @@ namespace {
 __extension__ typedef __int128 Int128; // exact products of nanoseconds and ppb
 
 constexpr std::int64_t kBillion = 1'000'000'000;
-
-// How often a long wait looks at the handler (pause, stop) and the scale.
-constexpr WallClock::duration kPollInterval = std::chrono::milliseconds(20);
 
 std::int64_t to_ppb(double scale)
 {
@@ -363,8 +362,14 @@ PacerConfig validated(PacerConfig config)
 
 } // namespace
 
-struct RealTimePacer::Impl {
-    Impl(SimSyncHandler& h, const TimeScale& s, PacerConfig c)
+// Everything the pacer does runs on its event loop's thread: grants arrive
+// there (the request's completion is bound to the loop), deadlines are
+// WallTimers of the loop, and handler and scale events are posted there. So the
+// pacing state needs no lock; only the statistics, read from any thread, have
+// one. Jobs hold the Impl by shared_ptr: one still queued when the pacer is
+// destroyed finds it stopped and does nothing.
+struct RealTimePacer::Impl : std::enable_shared_from_this<RealTimePacer::Impl> {
+    Impl(SimSyncHandler& h, const TimeScale& s, PacerConfig c, Executor ex)
         : handler(h),
           scale(s),
           clock(s.clock()),
@@ -373,36 +378,48 @@ struct RealTimePacer::Impl {
           schedule(config.catch_up, config.max_catch_up),
           window(config.rate_window)
     {
+        if (!ex) {
+            // A pacer on a manual clock keeps the old meaning of an injected
+            // clock: its waits jump (see EventLoop::ManualTime).
+            own_loop.emplace(clock, EventLoop::ManualTime::jumps_to_deadlines);
+            ex = own_loop->executor();
+        }
+        executor = ex;
+        timer.emplace(executor);
     }
 
-    void run() noexcept;
-    void loop();
+    void request();
+    void on_grant(std::error_code error, Access access);
+    void decide_while_waiting();
+    void release_held(bool reached);
+    void end(std::error_code error);
+    void fail(std::exception_ptr failure);
     PacingInput input(SimTime granted) const;
-    // Waits for the deadline of the grant at `t`; false if the wait was cut short
-    // (stop, or the handler stopped running).
-    bool wait_for_deadline(SimTime t, WallTime deadline);
-    void wait_until(WallTime until);
-    bool stop_requested() const noexcept { return stop_flag.load(std::memory_order_acquire); }
+    WallClock::duration tail() const noexcept;
 
     SimSyncHandler& handler;
     const TimeScale& scale;
     WallClockSource& clock;
     const bool real_clock;
     const PacerConfig config;
+    std::optional<EventLoop> own_loop; // only when given no executor
+    Executor executor;
+    std::optional<WallTimer> timer;
     Accessor accessor;
-    SimTime first_request{};
+    Subscription handler_events;
+    ScaleSubscription scale_events;
     WallTime started{};
 
-    // Touched only by the pacer thread.
+    // Loop thread only.
     PacingSchedule schedule;
+    SimTime next{};          // the instant the pacer asks for next
+    Access held;             // the grant waiting for its deadline
+    PacingDecision decision; // the decision `held` waits on
+    WallTime wait_start{};
+    bool ended = false;
 
-    std::atomic<bool> stop_flag{false};
     std::atomic<bool> running{true};
-    std::mutex wait_mutex;
-    std::condition_variable wait_cv;
-    std::mutex join_mutex;
-    std::stop_source stop_source; // withdraws a blocked request_access on stop()
-    std::thread thread;
+    std::mutex stop_mutex; // serialises stop() callers
 
     mutable std::mutex stats_mutex;
     PacerStats counters; // lateness / achieved_factor / target / elapsed filled on read
@@ -425,72 +442,62 @@ PacingInput RealTimePacer::Impl::input(SimTime granted) const
     return in;
 }
 
-void RealTimePacer::Impl::wait_until(WallTime until)
+WallClock::duration RealTimePacer::Impl::tail() const noexcept
 {
-    if (real_clock) {
-        std::unique_lock<std::mutex> lock(wait_mutex);
-        wait_cv.wait_until(lock, until, [this] { return stop_requested(); });
-    } else {
-        clock.sleep_until(until);
-    }
-}
-
-bool RealTimePacer::Impl::wait_for_deadline(SimTime t, WallTime deadline)
-{
+    // Spinning only makes sense with a core to spare and a clock that moves by
+    // itself.
     static const bool spare_cpu = std::thread::hardware_concurrency() > 1;
-    const WallClock::duration tail = real_clock && spare_cpu ? config.spin_tail : WallClock::duration::zero();
-    for (;;) {
-        if (stop_requested()) return false;
-        const WallTime now = clock.steady_now();
-        if (now >= deadline) return true;
-        const WallTime sleep_end = deadline - tail;
-        if (now >= sleep_end) {
-            // Spin tail: a sleep wakes tens of microseconds late; reading the clock
-            // in a loop does not, at the price of a busy core for `tail`.
-            const WallTime spin_start = now;
-            unsigned i = 0;
-            while (clock.steady_now() < deadline) {
-                SIMSYNC_PACER_RELAX();
-                if ((++i & 63u) == 0 && stop_requested()) break;
-            }
-            const WallClock::duration spun = clock.steady_now() - spin_start;
-            std::lock_guard<std::mutex> guard(stats_mutex);
-            counters.spun += spun;
-            return !stop_requested();
-        }
-        wait_until(std::min(sleep_end, now + kPollInterval));
-        const PacingDecision again = schedule.on_wake(input(t));
-        if (again.event == PacingEvent::paused) return false;
-        if (again.event == PacingEvent::rescaled) {
-            std::lock_guard<std::mutex> guard(stats_mutex);
-            ++counters.reanchors;
-        }
-        deadline = again.deadline;
-    }
+    return real_clock && spare_cpu ? config.spin_tail : WallClock::duration::zero();
 }
 
-void RealTimePacer::Impl::loop()
+void RealTimePacer::Impl::request()
 {
-    SimTime next = first_request;
-    for (;;) {
-        if (stop_requested()) return;
-        Access access = accessor.request_access(next, stop_source.get_token());
-        if (!access) {
-            // stopped, world_failed, or not_registered (revoked). time_passed
-            // cannot happen: we hold time at every instant we ask for next.
-            const std::error_code error = access.error();
-            if (error != errc::stopped && !stop_requested()) {
-                Diagnostic d;
-                d.kind = Diagnostic::Kind::accessor_ended;
-                d.at = handler.now();
-                d.accessor = accessor.name();
-                d.reason = error;
-                d.message = "simsync: pacer '" + d.accessor + "' ended at " + format_seconds(d.at) +
-                            " s: its request was refused (" + error.message() + "); time runs unpaced";
-                handler.report(d);
-            }
-            return;
-        }
+    accessor.async_request_access(
+        next, boost::asio::bind_executor(asio_executor(executor),
+                                         [self = shared_from_this()](std::error_code error, Access access) {
+                                             self->on_grant(error, std::move(access));
+                                         }));
+}
+
+void RealTimePacer::Impl::end(std::error_code error)
+{
+    if (ended) return;
+    ended = true;
+    timer->cancel();
+    held = Access{};
+    if (error && error != errc::stopped) {
+        Diagnostic d;
+        d.kind = Diagnostic::Kind::accessor_ended;
+        d.at = handler.now();
+        d.accessor = accessor.name();
+        d.reason = error;
+        d.message = "simsync: pacer '" + d.accessor + "' ended at " + format_seconds(d.at) +
+                    " s: its request was refused (" + error.message() + "); time runs unpaced";
+        handler.report(d);
+    }
+    accessor.deregister(); // time runs free again
+    running.store(false, std::memory_order_release);
+}
+
+void RealTimePacer::Impl::fail(std::exception_ptr what)
+{
+    {
+        std::lock_guard<std::mutex> guard(stats_mutex);
+        failure = std::move(what);
+    }
+    end({});
+}
+
+void RealTimePacer::Impl::on_grant(std::error_code error, Access access)
+{
+    if (ended) return; // stopped meanwhile: `access` releases on the way out
+    if (error || !access) {
+        // stopped, world_failed, or not_registered (revoked). time_passed
+        // cannot happen: we hold time at every instant we ask for next.
+        end(error ? error : access.error());
+        return;
+    }
+    try {
         const SimTime t = access.granted_time();
         const PacingDecision d = schedule.on_grant(input(t));
         {
@@ -507,83 +514,150 @@ void RealTimePacer::Impl::loop()
                 lateness.record(d.lateness);
             }
         }
-        std::optional<WallClock::duration> overshoot;
-        WallClock::duration waited{};
-        if (d.sleep) {
-            const WallTime wait_start = clock.steady_now();
-            const bool reached = wait_for_deadline(t, d.deadline);
-            if (stop_requested()) return; // the Access releases on the way out
-            const WallTime woke = clock.steady_now();
-            waited = woke - wait_start;
-            // The deadline may have moved while waiting (scale change): measure
-            // against the schedule as it is now.
-            if (reached) overshoot = woke - schedule.deadline(t);
+        held = std::move(access);
+        decision = d;
+        if (!d.sleep) {
+            release_held(false);
+            return;
         }
-        next += config.period;
-        {
-            // Recorded before releasing, so that whoever sees the release (a
-            // wait_until_paused, say) also sees the statistics of this grant.
-            const WallTime released = clock.steady_now();
-            std::lock_guard<std::mutex> guard(stats_mutex);
-            counters.waited += waited;
-            if (overshoot) {
-                ++counters.on_time;
-                lateness.record(*overshoot);
-            } else if (d.sleep) {
-                ++counters.unpaced; // cut short by a pause or stop of the handler
-            }
-            window.add(released, t);
-            counters.last_release = t;
-        }
-        access.release(next);
-    }
-}
-
-void RealTimePacer::Impl::run() noexcept
-{
-#if defined(__linux__)
-    // Per thread: only the pacer's own sleeps get tighter. Failure just keeps the
-    // default slack.
-    if (config.tight_timer_slack) (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-#endif
-    try {
-        loop();
+        wait_start = clock.steady_now();
+        decide_while_waiting();
     } catch (...) {
-        std::lock_guard<std::mutex> guard(stats_mutex);
-        failure = std::current_exception();
+        fail(std::current_exception());
     }
-    accessor.deregister(); // time runs free again
-    running.store(false, std::memory_order_release);
 }
 
-RealTimePacer::RealTimePacer(SimSyncHandler& handler, const TimeScale& scale, PacerConfig config)
-    : impl_(std::make_unique<Impl>(handler, scale, std::move(config)))
+// Arms the timer for the held grant's deadline, or releases it when the
+// deadline has come, the handler stopped running or the scale changed so
+// that it is due. Called at the grant, when the timer fires and on every
+// handler or scale event while a grant is held.
+void RealTimePacer::Impl::decide_while_waiting()
+{
+    if (ended || !held) return;
+    const SimTime t = held.granted_time();
+    const PacingDecision again = schedule.on_wake(input(t));
+    if (again.event == PacingEvent::paused) {
+        release_held(false); // cut short by a pause or stop of the handler
+        return;
+    }
+    if (again.event == PacingEvent::rescaled) {
+        std::lock_guard<std::mutex> guard(stats_mutex);
+        ++counters.reanchors;
+    }
+    const WallTime deadline = again.deadline;
+    const WallTime now = clock.steady_now();
+    if (now >= deadline) {
+        release_held(true);
+        return;
+    }
+    const WallTime sleep_end = deadline - tail();
+    if (now >= sleep_end) {
+        // Spin tail: a timer wakes tens of microseconds late; reading the clock
+        // in a loop does not, at the price of a busy core (and a busy loop
+        // thread) for the tail.
+        while (clock.steady_now() < deadline) SIMSYNC_PACER_RELAX();
+        {
+            std::lock_guard<std::mutex> guard(stats_mutex);
+            counters.spun += clock.steady_now() - now;
+        }
+        release_held(true);
+        return;
+    }
+    timer->wait_until(sleep_end, [self = shared_from_this()] { self->decide_while_waiting(); });
+}
+
+void RealTimePacer::Impl::release_held(bool reached)
+{
+    timer->cancel();
+    const SimTime t = held.granted_time();
+    const WallTime released = clock.steady_now();
+    std::optional<WallClock::duration> overshoot;
+    // The deadline may have moved while waiting (scale change): measure against
+    // the schedule as it is now.
+    if (reached) overshoot = released - schedule.deadline(t);
+    next = t + config.period;
+    {
+        // Recorded before releasing, so that whoever sees the release (a
+        // wait_until_paused, say) also sees the statistics of this grant.
+        std::lock_guard<std::mutex> guard(stats_mutex);
+        if (decision.sleep) counters.waited += released - wait_start;
+        if (overshoot) {
+            ++counters.on_time;
+            lateness.record(*overshoot);
+        } else if (decision.sleep) {
+            ++counters.unpaced;
+        }
+        window.add(released, t);
+        counters.last_release = t;
+    }
+    Access access = std::move(held);
+    access.release(next);
+    request();
+}
+
+RealTimePacer::RealTimePacer(SimSyncHandler& handler, const TimeScale& scale, PacerConfig config, Executor executor)
+    : impl_(std::make_shared<Impl>(handler, scale, std::move(config), std::move(executor)))
 {
     Impl& impl = *impl_;
     impl.accessor = handler.register_accessor(
         impl.config.name, {.kind = AccessorKind::lockstep, .mode = impl.config.mode, .priority = impl.config.priority});
     // Registration holds time at the current time, which now() reads once it
     // returns (it waits for a step in flight): the instant we hold.
-    impl.first_request = handler.now();
+    impl.next = handler.now();
     impl.started = impl.clock.steady_now();
-    impl.thread = std::thread([&impl] { impl.run(); });
+    std::weak_ptr<Impl> weak = impl_;
+    // Events, not polling: a pause, stop or scale change re-decides a grant
+    // waiting for its deadline at once. The callbacks only post.
+    impl.handler_events = handler.subscribe([weak](const HandlerEvent&) {
+        if (auto self = weak.lock()) {
+            try {
+                self->executor.post([self] { self->decide_while_waiting(); });
+            } catch (const Error&) {
+                // The loop is gone: the pacer is being torn down.
+            }
+        }
+    });
+    impl.scale_events = scale.subscribe([weak](double) {
+        if (auto self = weak.lock()) {
+            try {
+                self->executor.post([self] { self->decide_while_waiting(); });
+            } catch (const Error&) {
+            }
+        }
+    });
+#if defined(__linux__)
+    // Per thread: the loop's timers get tighter (the slack rounds every wait
+    // up by 50 us by default). Failure just keeps the default slack.
+    if (impl.config.tight_timer_slack && impl.real_clock) {
+        impl.executor.post([] { (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL); });
+    }
+#endif
+    impl.executor.post([self = impl_] { self->request(); });
 }
 
-RealTimePacer::~RealTimePacer() { stop(); }
+RealTimePacer::~RealTimePacer()
+{
+    stop();
+    // A private loop is joined with the Impl's last reference; a job of ours
+    // may still hold one, so end the loop here, not on its own thread.
+    impl_->handler_events.reset();
+    impl_->scale_events.reset();
+    if (impl_->own_loop) {
+        impl_->timer.reset();
+        impl_->own_loop.reset();
+    }
+}
 
 void RealTimePacer::stop()
 {
     Impl& impl = *impl_;
-    {
-        std::lock_guard<std::mutex> guard(impl.wait_mutex);
-        impl.stop_flag.store(true, std::memory_order_release);
-    }
-    impl.wait_cv.notify_all();
-    std::lock_guard<std::mutex> guard(impl.join_mutex);
-    if (impl.thread.joinable() && impl.thread.get_id() != std::this_thread::get_id()) {
-        impl.stop_source.request_stop(); // leaves a blocked request_access
-        impl.thread.join();
-    }
+    std::lock_guard<std::mutex> guard(impl.stop_mutex);
+    impl.handler_events.reset();
+    impl.scale_events.reset();
+    // On the loop, so that no grant or deadline of the pacer is being handled
+    // while it ends; a request still pending completes with not_registered
+    // and finds it ended.
+    impl.executor.sync([&impl] { impl.end({}); });
 }
 
 bool RealTimePacer::running() const noexcept { return impl_->running.load(std::memory_order_acquire); }

@@ -38,10 +38,11 @@ struct TimerState {
 };
 
 struct LoopImpl {
-    explicit LoopImpl(WallClockSource& c) : clock(c), manual(dynamic_cast<ManualWallClock*>(&c)) {}
+    LoopImpl(WallClockSource& c, bool jump) : clock(c), manual(dynamic_cast<ManualWallClock*>(&c)), jumps(jump) {}
 
     WallClockSource& clock;
     ManualWallClock* manual;
+    const bool jumps; // EventLoop::ManualTime::jumps_to_deadlines
     boost::asio::io_context io;
     std::atomic<std::thread::id> thread_id{};
     std::thread thread;
@@ -165,6 +166,21 @@ void WallTimer::wait_until(WallTime deadline, std::function<void()> callback)
                     if (auto due = state->take(generation)) due();
                 }
             });
+    } else if (loop->jumps && deadline > loop->clock.steady_now()) {
+        // A sleep that takes no time: the clock moves to the deadline once the
+        // jobs before this one ran, if this wait is still the pending one; its
+        // listener then fires the timer.
+        boost::asio::post(loop->io, [weak = std::weak_ptr<detail::TimerState>(state_), generation, manual = loop->manual] {
+            auto state = weak.lock();
+            if (!state) return;
+            WallTime until{};
+            {
+                std::lock_guard<std::mutex> state_guard(state->mutex);
+                if (!state->armed || state->generation != generation) return;
+                until = state->deadline;
+            }
+            manual->sleep_until(until);
+        });
     } else if (deadline <= loop->clock.steady_now()) {
         boost::asio::post(loop->io, [weak = std::weak_ptr<detail::TimerState>(state_), generation] {
             if (auto state = weak.lock()) {
@@ -193,7 +209,8 @@ bool WallTimer::armed() const noexcept
     return state_->armed;
 }
 
-EventLoop::EventLoop(WallClockSource& clock) : impl_(std::make_shared<detail::LoopImpl>(clock))
+EventLoop::EventLoop(WallClockSource& clock, ManualTime manual_time)
+    : impl_(std::make_shared<detail::LoopImpl>(clock, manual_time == ManualTime::jumps_to_deadlines))
 {
     detail::LoopImpl& loop = *impl_;
     if (loop.manual) {

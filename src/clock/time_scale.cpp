@@ -68,7 +68,7 @@ void TimeScale::set(double scale)
     for (const auto& entry : listeners) entry.second(scale);
 }
 
-ScaleSubscription TimeScale::subscribe(std::function<void(double)> listener)
+ScaleSubscription TimeScale::subscribe(std::function<void(double)> listener) const
 {
     if (!listener) throw Error(errc::invalid_argument, "TimeScale::subscribe: empty listener");
     std::lock_guard<std::recursive_mutex> guard(listeners_mutex_);
@@ -76,7 +76,7 @@ ScaleSubscription TimeScale::subscribe(std::function<void(double)> listener)
     return ScaleSubscription(this, next_listener_++);
 }
 
-void TimeScale::unsubscribe(std::uint64_t id) noexcept
+void TimeScale::unsubscribe(std::uint64_t id) const noexcept
 {
     std::lock_guard<std::recursive_mutex> guard(listeners_mutex_);
     std::erase_if(listeners_, [id](const auto& entry) { return entry.first == id; });
