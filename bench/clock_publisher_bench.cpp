@@ -78,7 +78,7 @@ Run published(std::chrono::duration<double> length, simsync::SimDuration pacing_
     simsync::TimeScale scale(1.0);
     simsync::RealTimePacer pacer(handler, scale, {.period = pacing_period});
     simsync::SimTimeSource source(handler);
-    simsync::ClockPublisher clock(handler, source, {.period = 1ms});
+    simsync::ClockPublisher clock(handler, source, {.schedule = simsync::PeriodicSchedule::from_period(1ms)});
     std::vector<WallTime> stamps;
     stamps.reserve(static_cast<std::size_t>(length / 1ms) + 16);
     // Runs on the publisher's thread only; read after stop().
