@@ -163,7 +163,9 @@ struct Gate {
     // could overtake it with a later (frozen) time.
     bool tick_in_flight = false;
 
-    // The pause, as the handler's events tell it.
+    // The pause, as the handler's events tell it. Until start() has read the
+    // state (`listening`), events only update it: no paused messages yet.
+    bool listening = false;
     bool paused = false;
     std::uint64_t epoch = 0;           // bumped by every change: older paused timers do nothing
     std::uint64_t last_generation = 0; // of the last event (or initial state) applied
@@ -287,6 +289,7 @@ struct ClockPublisher::Impl {
     // Gate locked: the simulation is paused at `at` (frozen source time `time`);
     // paused messages every paused_period from now.
     void freeze_locked(SimTime at, SourceTime time, std::uint64_t generation);
+    void arm_paused_timer_locked(std::uint64_t epoch);
     // Gate locked: time moves (or the handler stopped): no paused messages.
     void thaw_locked(std::uint64_t generation);
     void end(std::error_code error);
@@ -429,6 +432,11 @@ void ClockPublisher::Impl::freeze_locked(SimTime at, SourceTime time, std::uint6
     const std::uint64_t epoch = ++gate->epoch;
     gate->frozen_time = time;
     gate->frozen_sim = at;
+    if (gate->listening) arm_paused_timer_locked(epoch);
+}
+
+void ClockPublisher::Impl::arm_paused_timer_locked(std::uint64_t epoch)
+{
     gate->paused_deadline = clock->steady_now() + paused_period;
     timer->wait_until(gate->paused_deadline, OnPausedTimer{gate, this, epoch});
 }
@@ -591,16 +599,29 @@ void ClockPublisher::start()
             if (paused) {
                 impl.freeze_locked(now, frozen, generation);
             } else {
-                impl.gate->last_generation = generation;
+                impl.thaw_locked(generation);
             }
         }
+        impl.gate->listening = true;
+        if (impl.gate->paused && !impl.gate->closed) impl.arm_paused_timer_locked(impl.gate->epoch);
     }
     // The first request from the executor's thread: a tick due at once, and
     // the steps a lone clock in an unpaced run makes, are not this caller's.
-    impl.executor.post([gate = impl.gate, self = &impl, first] {
-        Entry entry(*gate);
-        if (entry) self->arm(first);
-    });
+    try {
+        impl.executor.post([gate = impl.gate, self = &impl, first] {
+            Entry entry(*gate);
+            if (entry) self->arm(first);
+        });
+    } catch (...) { // the executor's loop is gone (it must outlive the publisher)
+        {
+            std::lock_guard<std::mutex> gate_guard(impl.gate->mutex);
+            impl.gate->closed = true;
+            impl.thaw_locked(impl.gate->last_generation);
+        }
+        impl.running.store(false, std::memory_order_release);
+        impl.accessor.deregister(); // do not hold simulated time for a request that never comes
+        throw;
+    }
 }
 
 void ClockPublisher::stop()
