@@ -526,7 +526,7 @@ TEST_CASE("ClockPublisher.Stop.HandlerStopEndsThread" * doctest::timeout(30))
     handler.stop();
     const auto deadline = std::chrono::steady_clock::now() + kPatience;
     while (clock.running() && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(100us); // a sleeping poll: never compete with the clock thread
+        std::this_thread::sleep_for(100us); // a sleeping poll: never compete with the stepping thread
     }
     CHECK_FALSE(clock.running());
     const std::uint64_t published = clock.published();
