@@ -49,6 +49,9 @@ struct ClockMessage {
 ///  - a paused message on the publisher's executor thread (its EventLoop);
 ///  - the first call after ClockPublisher::add_sink (the last message, for a
 ///    late joiner) on the thread calling add_sink.
+/// A sink that makes its own thread step (a paused message's sink that calls
+/// step or resume) gets the ticks granted meanwhile right after it returns, on
+/// that thread: never a nested call.
 class ClockSink {
 public:
     virtual ~ClockSink() = default;
