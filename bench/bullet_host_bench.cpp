@@ -118,7 +118,7 @@ RunFigures run_handler(simsync::SimTime end)
     simsync::Accessor keeper = handler.register_accessor(
         "end", {.kind = simsync::AccessorKind::lockstep, .priority = INT_MIN, .first_request = end});
     const std::unique_ptr<simsync::TimeSource> source = simsync::make_time_source("sim", {.handler = &handler});
-    simsync::ClockPublisher clock(handler, *source, {.period = std::chrono::milliseconds(10)});
+    simsync::ClockPublisher clock(handler, *source, {.schedule = simsync::PeriodicSchedule::from_rate(100)});
     std::uint64_t clock_bytes = 0; // a callback sink that does a little work per message
     clock.add_callback([&](const simsync::ClockMessage& m) { clock_bytes += simsync::encode_clock_datagram(m).size(); });
 

@@ -78,10 +78,11 @@ Run published(std::chrono::duration<double> length, simsync::SimDuration pacing_
     simsync::TimeScale scale(1.0);
     simsync::RealTimePacer pacer(handler, scale, {.period = pacing_period});
     simsync::SimTimeSource source(handler);
-    simsync::ClockPublisher clock(handler, source, {.period = 1ms});
+    simsync::ClockPublisher clock(handler, source, {.schedule = simsync::PeriodicSchedule::from_period(1ms)});
     std::vector<WallTime> stamps;
     stamps.reserve(static_cast<std::size_t>(length / 1ms) + 16);
-    // Runs on the publisher's thread only; read after stop().
+    // Runs on the stepping thread (the pacer's, mostly) or, for a paused
+    // repeat, the publisher's loop: one call at a time; read after stop().
     clock.add_callback([&](const simsync::ClockMessage&) { stamps.push_back(WallClock::now()); });
     clock.start();
     const double cpu0 = simsync::bench::process_cpu_seconds();

@@ -238,8 +238,8 @@ Run clock_publisher(const std::string& self, const sd::testing::DomainLease& lea
     // pacing lateness is not in the measured latency (see the top comment).
     simsync::RealTimePacer pacer(handler, scale, {.period = 1ms, .spin_tail = WallClock::duration::zero()});
     simsync::SimTimeSource source(handler);
-    simsync::ClockPublisher clock(handler, source, {.period = 1ms});
-    std::map<std::int64_t, std::int64_t> sent; // filled on the clock thread
+    simsync::ClockPublisher clock(handler, source, {.schedule = simsync::PeriodicSchedule::from_rate(1000)});
+    std::map<std::int64_t, std::int64_t> sent; // filled on the stepping thread
     std::mutex sent_mutex;
     std::condition_variable sent_changed;
     clock.add_callback([&](const simsync::ClockMessage& m) {

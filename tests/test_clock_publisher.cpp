@@ -1,5 +1,7 @@
 // ClockPublisher: every tick once and in order, rate independent of the step,
-// the paused flag and frozen time, UDP datagrams as documented, late sinks, stop.
+// exact rates (30 Hz), the paused flag and frozen time, paused messages driven
+// by a manual wall clock, sinks on the stepping thread (no thread of its own),
+// UDP datagrams as documented, late sinks, stop (also from a sink, while paused).
 
 #include <simsync/simsync.hpp>
 
@@ -24,6 +26,7 @@ namespace {
 constexpr auto kPatience = 20s; // a deadline for conditions, never a sleep
 
 SimTime ms(std::int64_t n) { return simsync::sim_time(std::chrono::milliseconds(n)); }
+simsync::PeriodicSchedule every(simsync::SimDuration period) { return simsync::PeriodicSchedule::from_period(period); }
 std::int64_t ns(simsync::SourceTime t) { return t.time_since_epoch().count(); }
 std::int64_t ns(SimTime t) { return t.time_since_epoch().count(); }
 
@@ -38,10 +41,11 @@ public:
         }
         cv_.notify_all();
     }
-    bool wait(const std::function<bool(const std::vector<ClockMessage>&)>& condition)
+    bool wait(const std::function<bool(const std::vector<ClockMessage>&)>& condition,
+              std::chrono::seconds patience = kPatience)
     {
         std::unique_lock<std::mutex> lock(mutex_);
-        return cv_.wait_for(lock, kPatience, [&] { return condition(messages_); });
+        return cv_.wait_for(lock, patience, [&] { return condition(messages_); });
     }
     std::vector<ClockMessage> messages() const
     {
@@ -63,6 +67,37 @@ private:
 auto at_least(std::size_t n)
 {
     return [n](const std::vector<ClockMessage>& m) { return m.size() >= n; };
+}
+
+// Waits (sleeping, never spinning) until the clock's request is pending.
+bool clock_waiting(const simsync::SimSyncHandler& handler)
+{
+    auto waiting = [&] {
+        const simsync::Snapshot snap = handler.snapshot();
+        for (const auto& a : snap.accessors) {
+            if (a.name == "clock") return a.activity == simsync::AccessorStatus::Activity::waiting;
+        }
+        return false;
+    };
+    const auto deadline = std::chrono::steady_clock::now() + kPatience;
+    while (!waiting() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(100us);
+    return waiting();
+}
+
+bool has_accessor(const simsync::SimSyncHandler& handler, const std::string& name)
+{
+    const simsync::Snapshot snap = handler.snapshot();
+    for (const auto& a : snap.accessors) {
+        if (a.name == name) return true;
+    }
+    return false;
+}
+
+// Runs, on the test thread, until every job the loop had (the timers a clock
+// advance made due) has run.
+void settle(const simsync::EventLoop& loop)
+{
+    loop.executor().sync([] {});
 }
 
 // A lockstep controller that writes the world at every physics step, so the
@@ -124,7 +159,7 @@ TEST_CASE("ClockPublisher.Lockstep.EveryTickOnceInOrder" * doctest::timeout(30))
         simsync::SimTimeSource source(handler);
         Collector collected;
         Controller controller(handler, row.step);
-        simsync::ClockPublisher clock(handler, source, {.period = row.period, .paused_period = 1ms});
+        simsync::ClockPublisher clock(handler, source, {.schedule = every(row.period), .paused_period = 1ms});
         clock.add_callback(std::ref(collected));
         clock.start();
         handler.run_until(row.pause_at);
@@ -160,7 +195,7 @@ TEST_CASE("ClockPublisher.Paused.FrozenTimeAndFlag" * doctest::timeout(30))
     simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
     simsync::SimTimeSource source(handler);
     Collector collected;
-    simsync::ClockPublisher clock(handler, source, {.period = 10ms, .paused_period = 2ms});
+    simsync::ClockPublisher clock(handler, source, {.schedule = every(10ms), .paused_period = 2ms});
     clock.add_callback(std::ref(collected));
     clock.start();
 
@@ -178,7 +213,18 @@ TEST_CASE("ClockPublisher.Paused.FrozenTimeAndFlag" * doctest::timeout(30))
     REQUIRE(collected.wait(paused_at(ms(250), 3)));
     handler.step(5); // single steps while paused: the frozen time follows
     REQUIRE(collected.wait(paused_at(ms(255), 3)));
-    handler.resume();
+    // The clock is the only participant, and an inline system has no thread:
+    // whoever resumes steps the simulation for it, until the clock stops.
+    std::thread resumer([&] { handler.resume(); });
+    struct Join {
+        simsync::SimSyncHandler& handler;
+        std::thread& thread;
+        ~Join()
+        {
+            handler.stop(); // also when a failed REQUIRE leaves early
+            thread.join();
+        }
+    } join{handler, resumer};
     REQUIRE(collected.wait([](const auto& m) { return !m.empty() && m.back().sim_time >= ms(400); }));
     clock.stop();
 
@@ -217,7 +263,7 @@ TEST_CASE("ClockPublisher.Paused.WallSourceFrozen" * doctest::timeout(30))
     simsync::CountingWorld world;
     simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
     Collector collected;
-    simsync::ClockPublisher clock(handler, source, {.period = 10ms, .paused_period = 1ms});
+    simsync::ClockPublisher clock(handler, source, {.schedule = every(10ms), .paused_period = 1ms});
     clock.add_callback(std::ref(collected));
     clock.start();
     REQUIRE(collected.wait(at_least(2)));
@@ -279,7 +325,7 @@ TEST_CASE("ClockPublisher.Udp.DatagramLayout" * doctest::timeout(30))
     simsync::Accessor gate = handler.register_accessor("gate"); // holds time at 0 until run_until is set
     constexpr std::int64_t kOffset = 1'700'000'000'995'000'000; // 5 ms before a whole second
     OffsetSimSource source(handler, kOffset);
-    simsync::ClockPublisher clock(handler, source, {.period = 10ms, .paused_period = 5ms});
+    simsync::ClockPublisher clock(handler, source, {.schedule = every(10ms), .paused_period = 5ms});
     auto sink = std::make_unique<simsync::UdpClockSink>("127.0.0.1", port);
     const simsync::UdpClockSink& udp = *sink;
     clock.add_sink(std::move(sink));
@@ -392,7 +438,7 @@ TEST_CASE("ClockPublisher.LateSink.GetsLastMessageAtOnce" * doctest::timeout(30)
     simsync::SimTimeSource source(handler);
     Collector early;
     Collector late;
-    simsync::ClockPublisher clock(handler, source, {.period = 10ms, .paused_period = 2ms});
+    simsync::ClockPublisher clock(handler, source, {.schedule = every(10ms), .paused_period = 2ms});
     clock.add_callback(std::ref(early));
     clock.start();
     handler.run_until(ms(30));
@@ -420,7 +466,7 @@ TEST_CASE("ClockPublisher.Sink.ExceptionCountedOthersServed" * doctest::timeout(
     simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
     simsync::SimTimeSource source(handler);
     Collector collected;
-    simsync::ClockPublisher clock(handler, source, {.period = 10ms});
+    simsync::ClockPublisher clock(handler, source, {.schedule = every(10ms)});
     clock.add_callback([](const ClockMessage&) { throw std::runtime_error("subscriber bug"); });
     clock.add_callback(std::ref(collected));
     clock.start();
@@ -438,7 +484,7 @@ TEST_CASE("ClockPublisher.Stop.Prompt" * doctest::timeout(30))
     simsync::SimTimeSource source(handler);
     Collector collected;
     // Paused with an hour between paused messages: the thread sits in a request.
-    simsync::ClockPublisher clock(handler, source, {.period = 10ms, .paused_period = 1h});
+    simsync::ClockPublisher clock(handler, source, {.schedule = every(10ms), .paused_period = 1h});
     clock.add_callback(std::ref(collected));
     clock.start();
     REQUIRE(collected.wait(at_least(1)));
@@ -473,14 +519,14 @@ TEST_CASE("ClockPublisher.Stop.HandlerStopEndsThread" * doctest::timeout(30))
     simsync::SimSyncHandler handler(world, {.step = 1ms});
     simsync::SimTimeSource source(handler);
     Collector collected;
-    simsync::ClockPublisher clock(handler, source, {.period = 10ms, .paused_period = 1h});
+    simsync::ClockPublisher clock(handler, source, {.schedule = every(10ms), .paused_period = 1h});
     clock.add_callback(std::ref(collected));
     clock.start();
     REQUIRE(collected.wait(at_least(10))); // running free: ticks as fast as they come
     handler.stop();
     const auto deadline = std::chrono::steady_clock::now() + kPatience;
     while (clock.running() && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(100us); // a sleeping poll: never compete with the clock thread
+        std::this_thread::sleep_for(100us); // a sleeping poll: never compete with the stepping thread
     }
     CHECK_FALSE(clock.running());
     const std::uint64_t published = clock.published();
@@ -492,13 +538,19 @@ TEST_CASE("ClockPublisher.Config.Validation")
     simsync::CountingWorld world;
     simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
     simsync::SimTimeSource source(handler);
-    CHECK_THROWS_WITH_AS(simsync::ClockPublisher(handler, source, {.period = 0ms}), doctest::Contains("got 0 ns"),
-                         simsync::Error);
-    CHECK_THROWS_WITH_AS(simsync::ClockPublisher(handler, source, {.period = 10ms, .paused_period = -1ms}),
+    // A zero period is refused by the schedule, before a publisher sees it.
+    CHECK_THROWS_WITH_AS(every(0ms), doctest::Contains("period must be > 0"), simsync::Error);
+    CHECK_THROWS_WITH_AS(simsync::ClockPublisher(handler, source, {.schedule = every(10ms), .paused_period = -1ms}),
                          doctest::Contains("got -1000000 ns"), simsync::Error);
     simsync::ClockPublisher clock(handler, source);
     CHECK(clock.config().name == "clock");
-    CHECK(clock.config().period == 10ms);
+    CHECK(clock.config().schedule == every(10ms));
+    // With an executor, the paused messages follow the loop's clock: another is an error.
+    simsync::ManualWallClock manual;
+    simsync::EventLoop loop;
+    CHECK_THROWS_WITH_AS(simsync::ClockPublisher(handler, source, {.wall_clock = &manual}, loop.executor()),
+                         doctest::Contains("ClockPublisherConfig.wall_clock"), simsync::Error);
+    simsync::ClockPublisher shared(handler, source, {.name = "shared", .wall_clock = &loop.clock()}, loop.executor());
     CHECK_THROWS_AS(clock.add_sink(nullptr), simsync::Error);
     CHECK_THROWS_AS(clock.add_callback({}), simsync::Error);
     CHECK_FALSE(clock.last_message().has_value());
@@ -507,4 +559,293 @@ TEST_CASE("ClockPublisher.Config.Validation")
     simsync::ClockPublisher twin(handler, source);
     CHECK_THROWS_AS(twin.start(), simsync::Error); // "clock" is taken
     CHECK_THROWS_AS(simsync::UdpClockSink("no-such-host.invalid", 9), simsync::Error);
+}
+
+TEST_CASE("ClockPublisher.Rate.ThirtyHertzExactForAnHour" * doctest::timeout(240))
+{
+    // Rounded down to a 10 ms grid, tick 3k (exactly k * 100 ms) lands on k * 100 ms
+    // only if it is computed exactly: a period truncated to 33333333 ns would put
+    // it k ns early, a whole grid step (10 ms) down once rounded.
+    constexpr auto kStep = 10ms;
+    simsync::ManualWallClock wall; // never advanced: no paused messages
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = kStep, .rounding = simsync::Rounding::down, .start_paused = true});
+    simsync::SimTimeSource source(handler);
+    Collector collected;
+    simsync::ClockPublisher clock(handler, source,
+                                  {.schedule = simsync::PeriodicSchedule::from_rate(30), .wall_clock = &wall});
+    clock.add_callback(std::ref(collected));
+    clock.start();
+    handler.run_until(simsync::sim_time(3600s));
+    constexpr std::size_t kTicks = 30 * 3600 + 1; // 0 and 3600 s included
+    REQUIRE(collected.wait(at_least(kTicks), 200s));
+    REQUIRE(handler.wait_until_paused(simsync::WallClock::now() + kPatience));
+    clock.stop();
+
+    const std::vector<ClockMessage> m = collected.messages();
+    REQUIRE(m.size() == kTicks);
+    std::size_t wrong = 0;
+    for (std::size_t n = 0; n < m.size(); ++n) {
+        const auto i = static_cast<std::int64_t>(n);
+        const SimTime exact{simsync::SimDuration{i * 1'000'000'000 / 30}}; // floor(n * 1e9 / 30) ns
+        const SimTime granted = simsync::round_to_grid(exact, kStep, simsync::Rounding::down);
+        if (m[n].sequence != n || m[n].sim_time != granted || ns(m[n].time) != ns(granted)) {
+            if (wrong++ < 5) {
+                CAPTURE(n);
+                CHECK(m[n].sequence == n);
+                CHECK(ns(m[n].sim_time) == ns(granted));
+            }
+        }
+    }
+    CHECK(wrong == 0);
+    CHECK(m[3].sim_time == ms(100));
+    CHECK(m.back().sim_time == simsync::sim_time(3600s)); // no drift after an hour
+    CHECK(m.back().paused);
+}
+
+TEST_CASE("ClockPublisher.Paused.ManualClockDrivesThePausedMessages" * doctest::timeout(60))
+{
+    simsync::ManualWallClock wall;
+    simsync::EventLoop loop(wall);
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
+    simsync::SimTimeSource source(handler);
+    // Registered first, a lockstep gate holds time at 50 ms: running, not paused.
+    simsync::Accessor gate = handler.register_accessor("gate", {.first_request = ms(50)});
+    Collector collected;
+    simsync::ClockPublisher clock(handler, source, {.schedule = every(10ms), .paused_period = 100ms}, loop.executor());
+    clock.add_callback(std::ref(collected));
+    clock.start();
+    // Paused at 0: tick 0 is the current instant, served at once.
+    REQUIRE(collected.wait(at_least(1)));
+    settle(loop);
+    CHECK(collected.size() == 1);
+    wall.advance(99ms);
+    settle(loop);
+    CHECK(collected.size() == 1); // not yet: no message before its wall period
+    wall.advance(1ms);
+    settle(loop);
+    CHECK(collected.size() == 2);
+    for (std::size_t i = 0; i < 5; ++i) { // one message per paused period, no more
+        wall.advance(100ms);
+        settle(loop);
+        CHECK(collected.size() == 3 + i);
+    }
+    const std::size_t paused_at_zero = collected.size(); // tick 0 and 6 repeats
+
+    // Running (held at 50 ms by the gate, not paused): no paused message
+    // however much wall time passes. resume() steps for the clock on this thread.
+    handler.resume();
+    REQUIRE(collected.wait([](const auto& m) { return m.back().sim_time == ms(40); }));
+    REQUIRE(clock_waiting(handler)); // for tick 50, behind the gate
+    const std::size_t running = collected.size();
+    for (int i = 0; i < 20; ++i) {
+        wall.advance(100ms);
+        settle(loop);
+    }
+    CHECK(collected.size() == running);
+
+    // Paused at 50 ms (the clock's tick 50 still waits for the gate): one
+    // paused message per period, with the time frozen at the pause.
+    handler.pause();
+    for (std::size_t i = 1; i <= 3; ++i) {
+        wall.advance(100ms);
+        settle(loop);
+        CHECK(collected.size() == running + i);
+    }
+    // The gate lets tick 50 through; a step to 60 ms re-reads the frozen time.
+    simsync::Access g = gate.request_access(ms(50));
+    REQUIRE(g);
+    g.release(ms(1000));
+    REQUIRE(collected.wait([](const auto& m) { return m.back().sim_time == ms(50) && m.back().paused; }));
+    handler.step(10);
+    REQUIRE(handler.wait_until_paused(simsync::WallClock::now() + kPatience));
+    REQUIRE(collected.wait([](const auto& m) { return m.back().sim_time == ms(60); }));
+    const std::size_t stepped = collected.size();
+    wall.advance(100ms);
+    settle(loop);
+    REQUIRE(collected.size() == stepped + 1);
+
+    // Stopped while paused: prompt, the accessor is gone, nothing more comes.
+    clock.stop();
+    CHECK_FALSE(clock.running());
+    CHECK_FALSE(has_accessor(handler, "clock"));
+    for (int i = 0; i < 10; ++i) {
+        wall.advance(100ms);
+        settle(loop);
+    }
+    CHECK(collected.size() == stepped + 1);
+
+    const std::vector<ClockMessage> m = collected.messages();
+    for (std::size_t i = 0; i < m.size(); ++i) {
+        CAPTURE(i);
+        CHECK(m[i].sequence == i);
+        CHECK(ns(m[i].time) == ns(m[i].sim_time)); // the sim source: frozen together
+        if (i < paused_at_zero) {
+            CHECK(m[i].sim_time == ms(0));
+            CHECK(m[i].paused);
+        } else if (i < running) {
+            CHECK(m[i].sim_time == ms(10 * static_cast<std::int64_t>(i - paused_at_zero + 1)));
+            CHECK_FALSE(m[i].paused);
+        } else if (i < running + 3) {
+            CHECK(m[i].sim_time == ms(50)); // frozen at the pause
+            CHECK(m[i].paused);
+        }
+    }
+    CHECK(m[running + 3].sim_time == ms(50)); // tick 50, once
+    CHECK(m[stepped - 1].sim_time == ms(60)); // tick 60
+    CHECK(m[stepped].sim_time == ms(60));     // the re-read frozen time
+    CHECK(m[stepped].paused);
+}
+
+TEST_CASE("ClockPublisher.Threads.SinksRunOnTheSteppingThread" * doctest::timeout(60))
+{
+    // No thread of its own: in an unpaced run each tick is published by the
+    // thread that steps the world to it, here a controller's.
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms});
+    simsync::SimTimeSource source(handler);
+    // Registered first: ahead of the clock at every instant, also at 0.
+    simsync::Accessor controller = handler.register_accessor("controller", {.first_request = SimTime{}});
+    std::mutex mutex;
+    std::vector<std::pair<SimTime, std::thread::id>> published; // written on the stepping thread
+    simsync::ClockPublisher clock(handler, source, {.schedule = every(10ms)});
+    clock.add_callback([&](const ClockMessage& m) {
+        std::lock_guard<std::mutex> guard(mutex);
+        published.emplace_back(m.sim_time, std::this_thread::get_id());
+    });
+    clock.start();
+    REQUIRE(clock_waiting(handler)); // its first request (at 0) waits behind the controller
+
+    std::thread::id driver_id;
+    std::thread driver([&] {
+        driver_id = std::this_thread::get_id();
+        for (std::int64_t k = 0; k <= 100; ++k) {
+            simsync::Access a = controller.request_access(ms(k));
+            if (!a) return;
+            ++a.world_as<simsync::CountingWorld>().value;
+            a.release(ms(k + 1)); // holds time at k + 1 ms: after the loop, at 101 ms
+        }
+    });
+    driver.join();
+    clock.stop();
+    controller.deregister();
+
+    std::lock_guard<std::mutex> guard(mutex);
+    REQUIRE(published.size() == 11); // 0, 10, ... 100 ms
+    for (std::size_t i = 0; i < published.size(); ++i) {
+        CAPTURE(i);
+        CHECK(published[i].first == ms(10 * static_cast<std::int64_t>(i)));
+        CHECK(published[i].second == driver_id);
+    }
+    CHECK(world.value == 101);
+}
+
+TEST_CASE("ClockPublisher.Stop.FromASinkOnlyAsks" * doctest::timeout(60))
+{
+    simsync::ManualWallClock wall;
+    simsync::EventLoop loop(wall);
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
+    simsync::SimTimeSource source(handler);
+    Collector collected;
+    simsync::ClockPublisher clock(handler, source, {.schedule = every(10ms), .paused_period = 100ms}, loop.executor());
+    bool stop_returned = false; // written on the thread of the fifth message only
+    clock.add_callback([&](const ClockMessage& m) {
+        collected(m);
+        if (m.sequence == 4) {
+            clock.stop(); // on the stepping thread: asks, returns at once
+            stop_returned = true;
+        }
+    });
+    clock.start();
+    handler.run_until(ms(100));
+    // The fifth tick (40 ms) stopped it; time then runs on to 100 ms unheld.
+    REQUIRE(collected.wait(at_least(5)));
+    REQUIRE(handler.wait_until_paused(simsync::WallClock::now() + kPatience));
+    CHECK(handler.now() == ms(100));
+    CHECK_FALSE(clock.running());
+    CHECK_FALSE(has_accessor(handler, "clock"));
+    for (int i = 0; i < 5; ++i) {
+        wall.advance(100ms); // the paused messages were stopped too
+        settle(loop);
+    }
+    CHECK(collected.size() == 5);
+    CHECK(clock.published() == 5);
+    CHECK(collected.messages().back().sim_time == ms(40));
+    CHECK(stop_returned);
+}
+
+TEST_CASE("ClockPublisher.Stop.FromAPausedMessageSink" * doctest::timeout(60))
+{
+    simsync::ManualWallClock wall;
+    simsync::EventLoop loop(wall);
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
+    simsync::SimTimeSource source(handler);
+    Collector collected;
+    simsync::ClockPublisher clock(handler, source, {.schedule = every(10ms), .paused_period = 100ms}, loop.executor());
+    std::thread::id stopped_on;
+    clock.add_callback([&](const ClockMessage& m) {
+        collected(m);
+        if (m.sequence == 2) { // the second paused message, on the loop's thread
+            stopped_on = std::this_thread::get_id();
+            clock.stop();
+        }
+    });
+    clock.start();
+    REQUIRE(collected.wait(at_least(1))); // tick 0
+    for (int i = 0; i < 6; ++i) {
+        wall.advance(100ms);
+        settle(loop);
+    }
+    CHECK(collected.size() == 3);
+    CHECK_FALSE(clock.running());
+    CHECK_FALSE(has_accessor(handler, "clock"));
+    bool on_loop = false;
+    loop.executor().sync([&] { on_loop = std::this_thread::get_id() == stopped_on; });
+    CHECK(on_loop);
+    // A run afterwards publishes nothing: the request was withdrawn.
+    handler.run_until(ms(50));
+    REQUIRE(handler.wait_until_paused(simsync::WallClock::now() + kPatience));
+    CHECK(collected.size() == 3);
+}
+
+TEST_CASE("ClockPublisher.Sink.StepFromAPausedMessageSink" * doctest::timeout(60))
+{
+    // A paused message's sink steps the simulation: its thread (the loop's)
+    // then steps for the clock and is granted the next tick inside that sink.
+    // The tick goes out right after the paused message, never nested in it.
+    simsync::ManualWallClock wall;
+    simsync::EventLoop loop(wall);
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
+    simsync::SimTimeSource source(handler);
+    Collector collected;
+    simsync::ClockPublisher clock(handler, source, {.schedule = every(10ms), .paused_period = 100ms}, loop.executor());
+    int depth = 0;     // on the sink's threads, one at a time
+    int max_depth = 0;
+    clock.add_callback([&](const ClockMessage& m) {
+        max_depth = std::max(max_depth, ++depth);
+        collected(m);
+        if (m.sequence == 1) handler.step(10); // the first paused message
+        --depth;
+    });
+    clock.start();
+    REQUIRE(collected.wait(at_least(1))); // tick 0
+    wall.advance(100ms);
+    settle(loop);
+    REQUIRE(collected.size() == 3); // the paused message, then tick 10
+    wall.advance(100ms);
+    settle(loop);
+    clock.stop();
+    const std::vector<ClockMessage> m = collected.messages();
+    REQUIRE(m.size() == 4);
+    CHECK(m[1].paused);
+    CHECK(m[1].sim_time == ms(0));
+    CHECK(m[2].sim_time == ms(10)); // the tick
+    CHECK(m[3].paused);
+    CHECK(m[3].sim_time == ms(10)); // frozen again where the step ended
+    for (std::size_t i = 0; i < m.size(); ++i) CHECK(m[i].sequence == i);
+    CHECK(max_depth == 1);
 }

@@ -2,6 +2,8 @@
 // 9th thread pauses, resumes, steps and runs-until at random. Invariants are
 // checked inside every grant. SIMSYNC_STRESS_GRANTS sets the total (default
 // 1,000,000; the sanitizer presets run fewer).
+// Also: the clock publisher (an inline system with paused messages on an event
+// loop) under an operator acting at random and a stop at a random moment.
 
 #include "support.hpp"
 
@@ -9,7 +11,9 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <mutex>
 #include <random>
+#include <set>
 
 using namespace simsync;
 using namespace simsync::test;
@@ -137,4 +141,133 @@ TEST_CASE("Stress.MixedAccessors.InvariantsHoldOnEveryGrant" * doctest::timeout(
     CHECK(shared_grants.load() > 0);
     // Every exclusive grant wrote once, none lost to an overlapping writer.
     CHECK(world.value == static_cast<std::int64_t>(exclusive_grants.load()));
+}
+
+TEST_CASE("Stress.ClockPublisher.OperatorAndStopRaceTheTicks" * doctest::timeout(280))
+{
+    // Each round: a controller drives time step by step, an operator pauses,
+    // resumes, steps, runs-until and moves the (manual) wall clock at random,
+    // and the test thread stops the publisher at a random moment. Checked after
+    // the threads are joined: consecutive sequence numbers, time never going
+    // back, every tick once and in order, nothing published after stop().
+    constexpr int kRounds = 12;
+    const SimDuration period = 2ms;
+    std::mt19937 rounds_rng(7);
+    std::uint64_t total_messages = 0;
+    std::uint64_t total_paused = 0;
+    std::uint64_t total_actions = 0;
+    for (int round = 0; round < kRounds; ++round) {
+        CAPTURE(round);
+        ManualWallClock wall;
+        EventLoop loop(wall);
+        CountingWorld world;
+        SimSyncHandler handler(world, {.step = 1ms, .diagnostics = [](const Diagnostic&) {}});
+        SimTimeSource source(handler);
+        Accessor controller = handler.register_accessor("controller", {.first_request = SimTime{}});
+        std::mutex mutex;
+        std::vector<ClockMessage> messages; // from the stepping threads and the loop's
+        ClockPublisher clock(handler, source, {.schedule = PeriodicSchedule::from_period(period), .paused_period = 1ms},
+                             loop.executor());
+        clock.add_callback([&](const ClockMessage& m) {
+            std::lock_guard<std::mutex> guard(mutex);
+            messages.push_back(m);
+        });
+        clock.start();
+
+        std::atomic<bool> done{false};
+        std::atomic<std::uint64_t> actions{0};
+        Threads threads;
+        threads.spawn([&] {
+            for (std::int64_t k = 0;; ++k) {
+                Access a = controller.request_access(ms(k));
+                if (!a) return; // the handler stopped
+                ++a.world_as<CountingWorld>().value;
+                a.release(ms(k + 1));
+            }
+        });
+        threads.spawn([&, seed = rounds_rng()] {
+            std::mt19937 rng(seed);
+            while (!done.load()) {
+                switch (rng() % 6) {
+                case 0: handler.pause(); break;
+                case 1: handler.step(1 + rng() % 5); break;
+                case 2: handler.run_until(handler.now() + std::chrono::milliseconds(rng() % 20)); break;
+                case 3: wall.advance(std::chrono::microseconds(rng() % 3000)); break;
+                default: handler.resume(); break;
+                }
+                ++actions;
+                std::this_thread::sleep_for(std::chrono::microseconds(rng() % 200));
+            }
+        });
+        // Stop at a random moment, while the operator keeps acting.
+        const std::uint64_t stop_after = 50 + rounds_rng() % 250;
+        const bool reached =
+            eventually([&] { return actions.load() >= stop_after && clock.published() >= 20; }, 60s);
+        clock.stop();
+        const std::uint64_t at_stop = clock.published();
+        // Deregistered at once (a tick granted just before may still be on its
+        // way to its completion, which releases it: see after the join).
+        const Snapshot after_stop = handler.snapshot();
+        const AccessorStatus* status = find_status(after_stop, "clock");
+        const bool deregistered = status == nullptr || !status->registered;
+        // A little more of everything, then the end.
+        const std::uint64_t steps_at_stop = handler.steps();
+        eventually([&] { return handler.steps() >= steps_at_stop + 50; }, 10s);
+        for (int i = 0; i < 5; ++i) wall.advance(1ms);
+        done = true;
+        handler.stop();
+        threads.join();
+        loop.executor().sync([] {}); // the loop's jobs so far have run
+
+        CHECK(reached);
+        CHECK(deregistered);
+        const Snapshot at_end = handler.snapshot();
+        CHECK(find_status(at_end, "clock") == nullptr);
+        CHECK_FALSE(clock.running());
+        CHECK(clock.published() == at_stop); // nothing after stop() returned
+        CHECK(clock.sink_failures() == 0);
+        std::lock_guard<std::mutex> guard(mutex);
+        REQUIRE(messages.size() == at_stop);
+        std::uint64_t bad_sequence = 0;
+        std::uint64_t backwards = 0;
+        std::uint64_t off_tick = 0;
+        std::uint64_t repeated_tick = 0;
+        SimTime last_time{};
+        SimTime last_tick{SimTime::min()};
+        std::set<std::int64_t> seen; // every instant published, ticks or frozen
+        for (std::size_t i = 0; i < messages.size(); ++i) {
+            const ClockMessage& m = messages[i];
+            total_paused += m.paused ? 1 : 0;
+            if (m.sequence != i) ++bad_sequence;
+            if (m.sim_time < last_time) {
+                if (backwards++ == 0) {
+                    for (std::size_t j = i >= 4 ? i - 4 : 0; j < std::min(messages.size(), i + 3); ++j) {
+                        MESSAGE("message " << j << ": " << format_seconds(messages[j].sim_time)
+                                           << std::string(messages[j].paused ? " paused" : ""));
+                    }
+                }
+            }
+            last_time = m.sim_time;
+            seen.insert(m.sim_time.time_since_epoch().count());
+            if (!m.paused) { // made at a tick while running: on the schedule, each once
+                if (m.sim_time.time_since_epoch() % period != SimDuration::zero()) ++off_tick;
+                if (m.sim_time <= last_tick) ++repeated_tick;
+                last_tick = m.sim_time;
+            }
+        }
+        CHECK(bad_sequence == 0);
+        CHECK(backwards == 0);
+        CHECK(off_tick == 0);
+        CHECK(repeated_tick == 0);
+        // Ticks in order: up to the last running tick, every tick was published.
+        std::uint64_t missing = 0;
+        for (SimTime t{}; t <= last_tick; t += period) {
+            if (!seen.contains(t.time_since_epoch().count())) ++missing;
+        }
+        CHECK(missing == 0);
+        total_messages += messages.size();
+        total_actions += actions.load();
+    }
+    MESSAGE("rounds=" << kRounds << " messages=" << total_messages << " paused=" << total_paused
+                      << " operator actions=" << total_actions);
 }

@@ -10,9 +10,9 @@ ScenarioClock::ScenarioClock(SimSyncHandler& handler, const TimeScale& scale, co
 {
     if (!clock.enabled) return;
     source_ = make_time_source(time_source, {.handler = &handler, .time_scale = &scale});
-    // ClockPublisherConfig takes a period in whole nanoseconds: exact for every
-    // rate that divides 1e9 (100 Hz, 1 kHz, ...), truncated otherwise.
-    publisher_.emplace(handler, *source_, ClockPublisherConfig{.period = clock.schedule.nominal_period()});
+    // The scenario's rate as it is: exact also for rates that do not divide a
+    // second (30 Hz: tick n at floor(n * 1e9 / 30) ns).
+    publisher_.emplace(handler, *source_, ClockPublisherConfig{.schedule = clock.schedule});
     for (const ClockSinkConfig& sink : clock.sinks) {
         std::visit(
             [&](const auto& s) {

@@ -20,7 +20,7 @@ namespace simsync::examples {
 using ClockSinkMaker = std::function<std::unique_ptr<ClockSink>(const ConfigNode&)>;
 using ClockSinkMakers = std::map<std::string, ClockSinkMaker, std::less<>>;
 
-// Copy/move: neither (the publisher's thread refers to it). Construct and destroy
+// Copy/move: neither (the publisher's completions refer to it). Construct and destroy
 // on one thread; destruction (or stop()) ends the publisher.
 class ScenarioClock {
 public:

@@ -1,11 +1,15 @@
 #pragma once
 /// @file
-/// The clock publisher: a lockstep accessor on its own thread that publishes the
-/// selected time source at a fixed rate of simulated time, to any number of sinks.
+/// The clock publisher: an inline system (a lockstep accessor run on the thread
+/// that steps the world) that publishes the selected time source at a fixed rate
+/// of simulated time, to any number of sinks.
 
+#include <simsync/event_loop.hpp>
 #include <simsync/handler.hpp>
+#include <simsync/schedule.hpp>
 #include <simsync/time.hpp>
 #include <simsync/time_source.hpp>
+#include <simsync/wall_clock.hpp>
 
 #include <array>
 #include <chrono>
@@ -37,22 +41,35 @@ struct ClockMessage {
 /// Where clock messages go. Implement it for a transport of your own.
 ///
 /// Copy/move: an interface. Thread safety: a ClockPublisher calls `publish` for
-/// one sink never concurrently and always in sequence order: on the clock
-/// thread, except that the first call after ClockPublisher::add_sink (the last
-/// message, for a late joiner) is made on the thread calling add_sink.
+/// one sink never concurrently and always in sequence order (one mutex of the
+/// publisher is held around every delivery), but not always on the same thread:
+///  - a tick on the thread that steps the world, right after the step (the
+///    publisher is an inline system; with StepThread::host, the host thread);
+///    a first tick due at once on the publisher's executor thread;
+///  - a paused message on the publisher's executor thread (its EventLoop);
+///  - the first call after ClockPublisher::add_sink (the last message, for a
+///    late joiner) on the thread calling add_sink.
+/// A sink that makes its own thread step (a paused message's sink that calls
+/// step or resume) gets the ticks granted meanwhile right after it returns, on
+/// that thread: never a nested call.
 class ClockSink {
 public:
     virtual ~ClockSink() = default;
     /// Delivers one message. Must not call the publisher's add_sink,
-    /// add_callback or last_message (they would deadlock; stop is fine); should be quick: the clock thread waits for it, and a
-    /// lockstep clock holds simulated time at its next tick meanwhile. An
-    /// exception escaping `publish` is caught and counted
-    /// (ClockPublisher::sink_failures); the sink stays subscribed.
+    /// add_callback or last_message (they would deadlock); stop() is fine (it
+    /// only asks, see ClockPublisher::stop). Must not block: it runs on the
+    /// stepping thread, so the simulation (every accessor, not only the
+    /// clock) waits for it, and a lockstep clock holds simulated time at its
+    /// next tick meanwhile. Non-blocking transports (UDP, a DDS write, a
+    /// callback that queues) are the intended sinks. An exception escaping
+    /// `publish` is caught and counted (ClockPublisher::sink_failures); the
+    /// sink stays subscribed.
     virtual void publish(const ClockMessage& message) = 0;
 };
 
 /// A sink that calls a function, on the threads described at ClockSink (the
-/// clock thread; the add_sink caller for a late joiner's first message).
+/// stepping thread for ticks, the executor's thread for paused messages, the
+/// add_sink caller for a late joiner's first message).
 /// Copy/move: neither. Thread safety: as ClockSink.
 class CallbackClockSink final : public ClockSink {
 public:
@@ -86,8 +103,9 @@ ClockDatagram encode_clock_datagram(const ClockMessage& message) noexcept;
 ClockMessage decode_clock_datagram(std::span<const std::byte> datagram);
 
 /// A sink that sends each message as one UDP datagram (docs/clock_udp.md)
-/// through Boost.Asio. Sending is synchronous and best effort: a failed send is
-/// counted, never thrown on the clock thread.
+/// through Boost.Asio. Sending is synchronous (a UDP send does not wait for the
+/// receiver) and best effort: a failed send is counted, never thrown on the
+/// stepping thread.
 /// Copy/move: neither. Thread safety: distinct objects: safe. Shared objects:
 /// `publish` as ClockSink says; `sent` and `send_errors` from any thread.
 class UdpClockSink final : public ClockSink {
@@ -114,45 +132,71 @@ private:
 struct ClockPublisherConfig {
     /// The accessor's name (unique in the handler).
     std::string name = "clock";
-    /// Publish period in simulated time (100 Hz). Ticks are at `n * period`
-    /// (n >= 0), each rounded to the step grid by the handler. Must be > 0.
-    SimDuration period = std::chrono::milliseconds(10);
+    /// The publish instants in simulated time (100 Hz by default): tick n is
+    /// `schedule.at(n)` (n >= 0), rounded to the step grid by the handler. A
+    /// rate that does not divide a second is exact: from_rate(30) puts tick n
+    /// at floor(n * 1e9 / 30) ns, with no drift however long the run.
+    PeriodicSchedule schedule = PeriodicSchedule::from_period(std::chrono::milliseconds(10));
     /// Priority of the clock accessor at an instant shared with other accessors.
     int priority = 0;
     /// While the simulation is paused, the wall-clock period of the paused
-    /// messages. Zero: `period` read as wall time. Must be >= 0.
+    /// messages. Zero: the schedule's (nominal) period read as wall time.
+    /// Must be >= 0.
     WallClock::duration paused_period{0};
+    /// The wall clock of the paused messages when the publisher makes its own
+    /// EventLoop (no executor given); null: the real clock. With an executor
+    /// the loop's clock is used, and this must be null or that same clock.
+    /// Tests inject a ManualWallClock here or through their EventLoop.
+    WallClockSource* wall_clock = nullptr;
 };
 
 /// Publishes the time of a TimeSource at a fixed rate of simulated time, to any
 /// number of sinks: the AWSIM ClockPublisher, built on the handler's public API.
 ///
-/// It is a lockstep, shared-mode accessor (named "clock" by default) on a thread
-/// of its own. For each tick `n * period` it requests access, reads the time
-/// source during the access, releases naming the next tick (one atomic call, so
-/// simulated time cannot slip past a tick unpublished), and then publishes to
-/// every sink. So in a lockstep run every tick is published exactly once, in
+/// It is a lockstep, shared-mode accessor (named "clock" by default) served as
+/// an inline system: it has no thread of its own. Each tick is an asynchronous
+/// request whose completion runs on the thread that steps the world to it,
+/// right after the step; there it reads the time source during the access,
+/// releases naming the next tick (one atomic call, so simulated time cannot
+/// slip past a tick unpublished), publishes to every sink and asks for the
+/// next tick. So in a lockstep run every tick is published exactly once, in
 /// order, with consecutive sequence numbers; the rate is independent of the
-/// physics step. If `period` is shorter than the step, several consecutive ticks
+/// physics step, and in an unpaced run no thread wakes up for the clock at
+/// all. If the period is shorter than the step, several consecutive ticks
 /// round to the same grid instant and carry the same simulation time.
+///
+/// Who steps: as for every inline system, the thread that makes the next tick
+/// reachable steps the world to it (a controller's release, the pacer, an
+/// operator's resume/step/run_until, the host thread with StepThread::host).
+/// The first request is made on the executor's thread, so start() returns at
+/// once. If the clock is the only lockstep participant and the simulation runs
+/// unpaced, nothing else bounds time: the thread that set it going (the
+/// executor's after start(), the caller of resume()) then steps the simulation
+/// until it is paused or stopped; give such a run a driver (a pacer, a
+/// controller, host mode).
 ///
 /// While the simulation is paused (and its next tick is not reachable) it keeps
 /// publishing at `paused_period` of wall time, with the paused flag and the
-/// frozen time: the source time and simulation time read when it noticed the
-/// pause (re-read after a single step or any other operator action). Subscribers
-/// see a pause rather than silence; sources that follow the wall clock
-/// (`simulation`, `system`, `ros`) show the time that passed once it resumes.
+/// frozen time: the source time and simulation time read when the pause began
+/// (re-read when a single step or run_until reaches its target). It learns of
+/// pause, resume, step, run_until and stop from the handler's events
+/// (SimSyncHandler::subscribe), never by polling or a timeout: the paused
+/// messages come from a WallTimer on the executor's EventLoop, armed only while
+/// paused, so nothing wakes up while the simulation runs or while it is paused
+/// between two paused messages. Subscribers see a pause rather than silence;
+/// sources that follow the wall clock (`simulation`, `system`, `ros`) show the
+/// time that passed once it resumes.
 ///
 /// Copy/move: neither. Thread safety: distinct objects: safe. Shared objects:
-/// safe, every member from any thread.
+/// safe, every member from any thread (see stop() for sinks).
 /// Sinks: see ClockSink for which thread calls them. The handler, the time
-/// source and the publisher's sinks must outlive the publisher (its destructor
-/// stops the thread).
+/// source, the executor's EventLoop and the publisher's sinks must outlive the
+/// publisher (its destructor stops it).
 ///
 /// @code
 /// simsync::SimTimeSource source(handler);
-/// simsync::ClockPublisher clock(handler, source, {.period = 10ms});
-/// clock.add_callback([](const simsync::ClockMessage& m) { ... }); // clock thread
+/// simsync::ClockPublisher clock(handler, source, {.schedule = simsync::PeriodicSchedule::from_rate(30)});
+/// clock.add_callback([](const simsync::ClockMessage& m) { ... }); // stepping thread: be quick
 /// clock.add_sink(std::make_unique<simsync::UdpClockSink>("127.0.0.1", 9870));
 /// clock.start();
 /// ...
@@ -160,10 +204,16 @@ struct ClockPublisherConfig {
 /// @endcode
 class ClockPublisher {
 public:
-    /// @throws simsync::Error (invalid_argument) if `period <= 0` or
-    ///         `paused_period < 0` (naming the value).
-    ClockPublisher(SimSyncHandler& handler, const TimeSource& source, ClockPublisherConfig config = {});
-    /// Stops the thread (as stop()). Not from one of its own sinks.
+    /// `executor`: the EventLoop of the paused messages (shared with a pacer,
+    /// timers, ...); none: the publisher makes a private one on
+    /// `config.wall_clock` (the real clock if null).
+    /// @throws simsync::Error (invalid_argument) if `paused_period < 0`
+    ///         (naming the value), or if `config.wall_clock` is set and is not
+    ///         the executor's clock; (invalid_state) if `executor` refers to a
+    ///         loop that is gone.
+    ClockPublisher(SimSyncHandler& handler, const TimeSource& source, ClockPublisherConfig config = {},
+                   Executor executor = {});
+    /// Stops (as stop()) and waits for it. Not from one of its own sinks.
     ~ClockPublisher();
     ClockPublisher(const ClockPublisher&) = delete;
     ClockPublisher& operator=(const ClockPublisher&) = delete;
@@ -176,19 +226,31 @@ public:
     /// Adds a CallbackClockSink.
     void add_callback(CallbackClockSink::Callback callback);
 
-    /// Registers the clock accessor (it holds simulated time from now on) and
-    /// starts the clock thread. The first tick is the first `n * period` at or
-    /// after the handler's current time.
+    /// Registers the clock accessor (it holds simulated time from now on),
+    /// subscribes to the handler's events and asks for the first tick: the
+    /// first `schedule.at(n)` at or after the handler's current time. Returns
+    /// at once: the request is made on the executor's thread (time is held at
+    /// the current instant until then).
     /// @throws simsync::Error: invalid_state if started or stopped before;
     ///         duplicate_name if the name is taken in the handler.
     void start();
-    /// Stops the clock thread and deregisters the accessor: prompt even while it
-    /// waits for a tick or a pause; returns once the thread has ended (called
-    /// from a sink, it only asks: the thread ends when the sink returns).
-    /// Idempotent; also fine if never started. The thread also ends by itself
-    /// when the handler stops.
+    /// Stops publishing and deregisters the accessor, which withdraws a
+    /// pending request and lifts the hold on simulated time: prompt even while
+    /// paused. Returns once no completion, paused message or event callback of
+    /// the publisher is running on another thread and none will publish (a
+    /// tick being published on the stepping thread meanwhile finishes first).
+    /// A tick granted just before, whose completion the stepping thread has
+    /// not run yet, stays held until it runs: it finds the publisher stopped
+    /// and releases at once (stop() cannot wait for it: that thread may be
+    /// the caller).
+    /// From one of the publisher's own sinks (or a nested call on that
+    /// thread) it only asks: nothing is published after that sink returns,
+    /// and the destructor completes the stop. Idempotent; also fine if never
+    /// started.
     void stop();
-    /// True from start() until the thread has ended (stop, handler stop).
+    /// True from start() until stop(), the handler's stop, or the end of the
+    /// accessor (an operator's revoke or a world failure, reported as a
+    /// Diagnostic of kind accessor_ended).
     bool running() const noexcept;
 
     /// The last message published, if any.

@@ -263,7 +263,8 @@ UdpSinkConfig parse_udp_sink(const std::string& host_port);
 
 struct ClockConfig {
     bool enabled = true;
-    /// Publish instants `n * period` (the publisher has no offset).
+    /// Publish instants: ClockPublisherConfig::schedule (a scenario gives
+    /// `rate` or `period`, no offset: ticks at `n * period`).
     PeriodicSchedule schedule = PeriodicSchedule::from_rate(100);
     std::vector<ClockSinkConfig> sinks;
 };

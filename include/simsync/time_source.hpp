@@ -81,7 +81,7 @@ RosTime to_ros_time_checked(SourceTime t);
 /// atomic maximum, so a source never runs backwards for anybody, whatever its
 /// underlying clock does (NTP stepping the system clock back, a buggy user
 /// source). The clamp is lock-free: many threads may read at high rates and a
-/// reader never waits for the world access, the clock thread or another reader.
+/// reader never waits for the world access, the clock publisher or another reader.
 /// A source whose reading cannot run backwards by construction (the built-in
 /// sim, simulation, system and external sources) passes
 /// `Monotonic::by_construction` and skips the clamp: its atomic maximum is a

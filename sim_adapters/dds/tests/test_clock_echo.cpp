@@ -43,7 +43,7 @@ TEST_CASE("ClockEcho.Cyclone.PrintsTimesRateAndJitter" * doctest::timeout(120))
     simsync::TimeScale scale(1.0);
     simsync::RealTimePacer pacer(handler, scale, {.period = 10ms});
     simsync::SimTimeSource source(handler);
-    simsync::ClockPublisher clock(handler, source, {.period = 10ms});
+    simsync::ClockPublisher clock(handler, source, {.schedule = simsync::PeriodicSchedule::from_period(10ms)});
     auto sink = std::make_unique<sd::Ros2ClockSink>(participant);
     sd::Ros2ClockSink& dds_sink = *sink;
     clock.add_sink(std::move(sink));

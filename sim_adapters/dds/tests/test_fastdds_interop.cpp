@@ -97,7 +97,7 @@ struct Publisher {
     simsync::TimeScale scale{1.0};
     simsync::RealTimePacer pacer{handler, scale, {.period = 10ms}};
     simsync::SimTimeSource source{handler};
-    simsync::ClockPublisher clock{handler, source, {.period = 10ms, .paused_period = 10ms}};
+    simsync::ClockPublisher clock{handler, source, {.schedule = simsync::PeriodicSchedule::from_period(10ms), .paused_period = 10ms}};
     sd::Ros2ClockSink* sink = nullptr;
     MessageLog published;
 

@@ -190,7 +190,7 @@ TEST_CASE("Ros2ClockSink.Publish.EveryTickInOrder" * doctest::timeout(60))
     simsync::CountingWorld world;
     simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
     simsync::SimTimeSource source(handler);
-    simsync::ClockPublisher clock(handler, source, {.period = 10ms});
+    simsync::ClockPublisher clock(handler, source, {.schedule = simsync::PeriodicSchedule::from_period(10ms)});
     auto sink = std::make_unique<sd::Ros2ClockSink>(participant);
     sd::Ros2ClockSink& dds_sink = *sink;
     clock.add_sink(std::move(sink));
@@ -228,7 +228,7 @@ TEST_CASE("Ros2ClockSink.Paused.RepeatsTheFrozenTime" * doctest::timeout(60))
     simsync::CountingWorld world;
     simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
     simsync::SimTimeSource source(handler);
-    simsync::ClockPublisher clock(handler, source, {.period = 10ms, .paused_period = 2ms});
+    simsync::ClockPublisher clock(handler, source, {.schedule = simsync::PeriodicSchedule::from_period(10ms), .paused_period = 2ms});
     auto sink = std::make_unique<sd::Ros2ClockSink>(participant);
     sd::Ros2ClockSink& dds_sink = *sink;
     clock.add_sink(std::move(sink));
@@ -267,7 +267,7 @@ TEST_CASE("Ros2ClockSink.Paused.SkipsRepeatsWhenConfigured" * doctest::timeout(6
     simsync::CountingWorld world;
     simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
     simsync::SimTimeSource source(handler);
-    simsync::ClockPublisher clock(handler, source, {.period = 10ms, .paused_period = 2ms});
+    simsync::ClockPublisher clock(handler, source, {.schedule = simsync::PeriodicSchedule::from_period(10ms), .paused_period = 2ms});
     auto sink = std::make_unique<sd::Ros2ClockSink>(participant, sd::Ros2ClockSinkConfig{.repeat_while_paused = false});
     sd::Ros2ClockSink& dds_sink = *sink;
     clock.add_sink(std::move(sink));
@@ -305,7 +305,7 @@ TEST_CASE("Ros2ClockSink.Range.OutOfRangeIsAnErrorNeverWrapped" * doctest::timeo
     simsync::CountingWorld world;
     simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
     simsync::ExternalTimeSource beyond(simsync::source_time(2'147'483'648s));
-    simsync::ClockPublisher clock(handler, beyond, {.period = 10ms});
+    simsync::ClockPublisher clock(handler, beyond, {.schedule = simsync::PeriodicSchedule::from_period(10ms)});
     auto sink = std::make_unique<sd::Ros2ClockSink>(participant);
     sd::Ros2ClockSink& dds_sink = *sink;
     clock.add_sink(std::move(sink));
@@ -407,7 +407,7 @@ TEST_CASE("Ros2ClockFollower.Follow.SourceTracksTheOutsideClock" * doctest::time
     // A simsync host reading that source publishes the outside time.
     simsync::CountingWorld world;
     simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
-    simsync::ClockPublisher clock(handler, source, {.period = 10ms});
+    simsync::ClockPublisher clock(handler, source, {.schedule = simsync::PeriodicSchedule::from_period(10ms)});
     MessageLog published;
     clock.add_callback(published.callback());
     clock.start();

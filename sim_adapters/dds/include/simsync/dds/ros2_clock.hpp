@@ -71,8 +71,9 @@ struct Ros2ClockSinkConfig {
 /// the frozen value on resume (with the `sim` source; wall-clock sources such as
 /// `simulation` show the time that passed during the pause as one step).
 ///
-/// Cost of `publish`, on the caller's thread (the ClockPublisher's clock thread,
-/// or the add_sink caller for a late joiner's first message): the time
+/// Cost of `publish`, on the caller's thread (for a ClockPublisher: the thread
+/// that steps the world for ticks, the publisher's event loop for paused
+/// messages, the add_sink caller for a late joiner's first message): the time
 /// conversion and one `dds_write` of 12 bytes, in which Cyclone serialises the
 /// sample and sends one UDP datagram per matched remote reader (and copies it
 /// into matched readers of this process). It never waits on a reader: with the
@@ -86,7 +87,7 @@ struct Ros2ClockSinkConfig {
 /// wrapped: `publish` throws simsync::Error naming the time and writes nothing
 /// (ClockPublisher counts it in sink_failures; here in `out_of_range`). A write
 /// that Cyclone refuses is counted in `dropped` and described by `last_error`,
-/// not thrown: the clock thread goes on.
+/// not thrown: the publisher (and the stepping thread it runs on) goes on.
 ///
 /// Copy/move: neither. Thread safety: distinct objects: safe. Shared objects:
 /// `publish` and `write` from one thread at a time (ClockPublisher guarantees
