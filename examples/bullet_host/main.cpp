@@ -491,16 +491,20 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
 
     // Real time is one more accessor: it only holds time back, never touches the
     // world, so the trajectory (and its hash) is the same paced or not.
+    // Both wait on wall time (deadlines, paused messages) on one event loop.
+    simsync::EventLoop wall_loop;
     std::optional<simsync::RealTimePacer> pacer;
     if (setup.paced) {
-        pacer.emplace(handler, scale, simsync::pacer_config(setup.pacer));
+        pacer.emplace(handler, scale, simsync::pacer_config(setup.pacer), wall_loop.executor());
     }
 
-    // The clock publisher: one more lockstep accessor on its own thread. It reads
-    // time only (shared access), so the trajectory and its hash stay the same.
+    // The clock publisher: one more lockstep accessor, an inline system run on
+    // the stepping thread. It reads time only (shared access), so the
+    // trajectory and its hash stay the same.
     simsync::examples::ClockSinkMakers sink_makers;
     simsync::examples::add_ros2_clock_maker(sink_makers);
-    simsync::examples::ScenarioClock clock(handler, scale, setup.time_source, setup.clock, sink_makers);
+    simsync::examples::ScenarioClock clock(handler, scale, setup.time_source, setup.clock, sink_makers,
+                                           wall_loop.executor());
 
     std::atomic<bool> failed{false};
     std::atomic<bool> quitting{false};

@@ -244,17 +244,22 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
                                                        .priority = INT_MIN, .first_request = *options.end});
     }
 
+    // One event loop (one thread) for everything that waits on wall time: the
+    // pacer's deadlines, the clock publisher's paused messages, real-time timers.
+    simsync::EventLoop wall_loop;
+
     // Real time is not special: the pacing view is one more accessor.
     std::optional<simsync::RealTimePacer> pacer;
     if (config.pacer.enabled) {
-        pacer.emplace(handler, scale, simsync::pacer_config(config.pacer));
+        pacer.emplace(handler, scale, simsync::pacer_config(config.pacer), wall_loop.executor());
     }
 
     // The clock publisher is another accessor: it reads the selected time source
     // inside its access and publishes after releasing.
     simsync::examples::ClockSinkMakers sink_makers;
     simsync::examples::add_ros2_clock_maker(sink_makers);
-    simsync::examples::ScenarioClock clock(handler, scale, config.time_source, config.clock, sink_makers);
+    simsync::examples::ScenarioClock clock(handler, scale, config.time_source, config.clock, sink_makers,
+                                           wall_loop.executor());
 
     // Periodic timers (the CPM Lab semantics): simulated ones are lockstep
     // accessors too; real ones fire at UNIX-epoch instants.
@@ -269,7 +274,8 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
         timer_config.clock = t.clock;
         timer_config.wait_for_start = t.wait_for_start;
         timers.push_back(std::make_unique<simsync::PeriodicTimer>(
-            timer_config, simsync::TimerContext{.handler = &handler, .signal = &timer_signal}));
+            timer_config,
+            simsync::TimerContext{.handler = &handler, .signal = &timer_signal, .executor = wall_loop.executor()}));
         timer_calls.push_back(std::make_unique<std::atomic<std::uint64_t>>(0));
         timers.back()->start_async([calls = timer_calls.back().get()](const simsync::TimerTick&) { ++*calls; });
     }

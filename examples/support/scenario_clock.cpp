@@ -6,13 +6,13 @@
 namespace simsync::examples {
 
 ScenarioClock::ScenarioClock(SimSyncHandler& handler, const TimeScale& scale, const std::string& time_source,
-                             const ClockConfig& clock, const ClockSinkMakers& makers)
+                             const ClockConfig& clock, const ClockSinkMakers& makers, Executor executor)
 {
     if (!clock.enabled) return;
     source_ = make_time_source(time_source, {.handler = &handler, .time_scale = &scale});
     // The scenario's rate as it is: exact also for rates that do not divide a
     // second (30 Hz: tick n at floor(n * 1e9 / 30) ns).
-    publisher_.emplace(handler, *source_, ClockPublisherConfig{.schedule = clock.schedule});
+    publisher_.emplace(handler, *source_, ClockPublisherConfig{.schedule = clock.schedule}, executor);
     for (const ClockSinkConfig& sink : clock.sinks) {
         std::visit(
             [&](const auto& s) {

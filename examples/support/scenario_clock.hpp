@@ -27,8 +27,10 @@ public:
     // Does nothing if `clock.enabled` is false.
     // @throws simsync::Error: unknown time source, unresolvable sink host, a sink
     //         kind without a maker in `makers`.
+    // `executor`: the event loop of the program's wall-clock accessors (the
+    // publisher's paused messages); none: the publisher makes its own.
     ScenarioClock(SimSyncHandler& handler, const TimeScale& scale, const std::string& time_source,
-                  const ClockConfig& clock, const ClockSinkMakers& makers = {});
+                  const ClockConfig& clock, const ClockSinkMakers& makers = {}, Executor executor = {});
     ScenarioClock(const ScenarioClock&) = delete;
     ScenarioClock& operator=(const ScenarioClock&) = delete;
 
