@@ -274,8 +274,7 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
         timer_config.clock = t.clock;
         timer_config.wait_for_start = t.wait_for_start;
         timers.push_back(std::make_unique<simsync::PeriodicTimer>(
-            timer_config,
-            simsync::TimerContext{.handler = &handler, .signal = &timer_signal, .executor = wall_loop.executor()}));
+            timer_config, simsync::TimerContext{.handler = &handler, .signal = &timer_signal}));
         timer_calls.push_back(std::make_unique<std::atomic<std::uint64_t>>(0));
         timers.back()->start_async([calls = timer_calls.back().get()](const simsync::TimerTick&) { ++*calls; });
     }
