@@ -231,7 +231,7 @@ struct PeriodicTimer::Impl : std::enable_shared_from_this<PeriodicTimer::Impl> {
         if (config.clock == TimerClock::real) {
             next = grid.first_index_at_or_after(on_grid(started));
             skipped_now = 0;
-            (void)arm(next);
+            tick_async(); // a start on the grid calls now, without a trip through the loop
         } else {
             sim_index = grid.first_index_at_or_after(context.handler->now());
             request_next();
@@ -458,7 +458,8 @@ struct PeriodicTimer::Impl : std::enable_shared_from_this<PeriodicTimer::Impl> {
         next = following;
     }
 
-    // Loop thread (start_async): one due call, then the next wait.
+    // Loop thread (start_async): the call at `next` if it is due, then the wait
+    // for the one after; the wait for it otherwise.
     void tick_async()
     {
         if (early()) {
@@ -491,14 +492,14 @@ struct PeriodicTimer::Impl : std::enable_shared_from_this<PeriodicTimer::Impl> {
         }
         skipped_now = 0;
         for (;;) {
-            const std::uint64_t generation = arm(next);
-            if (generation == 0) return;
-            {
+            if (early()) {
+                const std::uint64_t generation = arm(next);
+                if (generation == 0) return;
                 std::unique_lock<std::mutex> lock(mutex);
                 cv.wait(lock, [&] { return stop_requested || woken == generation; });
                 if (stop_requested) return;
+                continue; // due, unless the system clock was stepped back meanwhile
             }
-            if (early()) continue;
             if (!begin_call()) return;
             {
                 CallScope scope{*this};
