@@ -334,53 +334,6 @@ TEST_CASE("Async.Cancel.SlotWithdrawsThePendingRequest" * doctest::timeout(30))
     signal.emit(asio::cancellation_type::terminal);
 }
 
-TEST_CASE("Async.Executor.ItsContextMayEndAsSoonAsTheHandlerHasRun" * doctest::timeout(120))
-{
-    // A completion granted on another thread (here: inside the release that
-    // makes it possible) must leave nothing on that thread that refers to the
-    // executor's context: its owner may destroy the context the moment the
-    // handler has run. Seen before the fix (PeriodicTimer tearing down its
-    // private loop after stop()): the granting thread dropped the request's
-    // tracked work after the loop was gone, on freed memory, which stopped the
-    // next loop allocated there. A race, hence repeated, with the CPUs
-    // oversubscribed so that the granting thread is preempted now and then
-    // between its post and the rest of its release; every run must pass.
-    std::atomic<bool> done{false};
-    std::vector<std::thread> spinners;
-    for (unsigned i = 0; i < std::max(2u, std::thread::hardware_concurrency()); ++i) {
-        spinners.emplace_back([&] {
-            while (!done.load(std::memory_order_relaxed)) {
-            }
-        });
-    }
-    int dead_loops = 0;
-    for (int run = 0; run < 500; ++run) {
-        CountingWorld world;
-        SimSyncHandler handler(world, quiet({.step = 1ms}));
-        // The gate goes first at 1 ms (priority); `late` is granted when it releases.
-        auto gate = handler.register_accessor("gate", {.priority = 1, .first_request = ms(1)});
-        auto late = handler.register_accessor("late", {.kind = AccessorKind::free});
-        std::promise<void> handler_ran;
-        auto loop = std::make_unique<EventLoop>();
-        late.async_request_access(ms(1), asio::bind_executor(asio_executor(loop->executor()),
-                                                             [&](std::error_code, Access) { handler_ran.set_value(); }));
-        std::thread gatekeeper([&] {
-            Access a = gate.request_access(ms(1));
-            a.release(kSimTimeMax); // grants `late` on this thread
-        });
-        handler_ran.get_future().wait();
-        loop.reset(); // at once: the gatekeeper may still be inside its release
-        EventLoop next;
-        std::promise<void> alive;
-        next.executor().post([&] { alive.set_value(); });
-        if (alive.get_future().wait_for(5s) != std::future_status::ready) ++dead_loops;
-        gatekeeper.join();
-    }
-    done = true;
-    for (auto& t : spinners) t.join();
-    CHECK(dead_loops == 0);
-}
-
 TEST_CASE("Async.Refusals.DeregisterAndStopEndPendingRequests" * doctest::timeout(30))
 {
     CountingWorld world;

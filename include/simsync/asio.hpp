@@ -9,6 +9,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include <boost/asio/append.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
@@ -56,26 +57,9 @@ struct IsInlineHandler : std::false_type {};
 template <class H>
 struct IsInlineHandler<InlineHandler<H>> : std::true_type {};
 
-// The completion as posted: the handler with its arguments, and the tracked
-// work that kept the executor's context running while the request was pending.
-// That work ends here, on the executor, once the handler has run (or when the
-// context drops the job), never afterwards on the granting thread, which may
-// still be running when the handler has returned and its owner has destroyed
-// the context.
-template <class Handler, class Work>
-struct PostedCompletion {
-    Work work; // first: destroyed last, after the handler (which may own a strand of it)
-    Handler handler;
-    std::error_code error;
-    Access access;
-    void operator()() { std::move(handler)(error, std::move(access)); }
-};
-
 // The Asio side of an asynchronous request: owns the completion handler and,
 // for a handler with an executor of its own, keeps that executor's work count
 // up until the request completes (io_context::run() does not return meanwhile).
-// Once completed it holds nothing that refers to the executor's context: the
-// core may destroy it on its own thread at any time after.
 template <class Handler>
 class AsioCompletion final : public AsyncCompletion {
     using Executor = boost::asio::associated_executor_t<Handler>;
@@ -100,12 +84,8 @@ public:
             std::move(handler_)(error, std::move(access));
         } else {
             // Posted, never run here: the completion must not run inside the
-            // initiating call, nor on the thread of whoever granted it. Posted
-            // through an untracked copy (the posted job counts as work itself),
-            // so that nothing left here refers to the context afterwards.
-            const auto target = untracked(executor_);
-            boost::asio::post(target, PostedCompletion<Handler, Tracked>{std::move(executor_), std::move(handler_),
-                                                                         error, std::move(access)});
+            // initiating call, nor on the thread of whoever granted it.
+            boost::asio::post(executor_, boost::asio::append(std::move(handler_), error, std::move(access)));
         }
     }
 
@@ -114,10 +94,7 @@ public:
         if constexpr (kInline) {
             return [](std::function<void()> job) { job(); };
         } else {
-            // Untracked: the core may drop this function after the request has
-            // completed; the pending request's own work keeps the context
-            // running until then.
-            return [executor = untracked(executor_)](std::function<void()> job) {
+            return [executor = executor_](std::function<void()> job) {
                 boost::asio::post(executor, std::move(job));
             };
         }
@@ -131,11 +108,6 @@ private:
         } else {
             return boost::asio::prefer(executor, boost::asio::execution::outstanding_work.tracked);
         }
-    }
-
-    static auto untracked(const Tracked& executor)
-    {
-        return boost::asio::prefer(executor, boost::asio::execution::outstanding_work.untracked);
     }
 
     // The executor first: members are destroyed in reverse order, so the
