@@ -6,8 +6,9 @@
 //  - absolute sleep (baseline): a thread with the default timer slack sleeping
 //    until the next grid instant on the system clock (clock_nanosleep with
 //    CLOCK_REALTIME, TIMER_ABSTIME);
-//  - PeriodicTimer: start_async with the same period, the callback reading the
-//    system clock first thing and comparing it with TimerTick::real_time.
+//  - PeriodicTimer: start_async with the same period (on its private event
+//    loop), the callback reading the system clock first thing and comparing it
+//    with TimerTick::real_time.
 // Lateness = system clock at the call minus the grid instant. CPU = process CPU
 // time over wall time. Variants alternate over repetitions; percentiles are over
 // every call of every repetition.
@@ -67,7 +68,7 @@ Run plain_sleep(std::chrono::nanoseconds period, std::chrono::duration<double> l
 
 Run timer(std::chrono::nanoseconds period, std::chrono::duration<double> length)
 {
-    std::vector<double> lateness; // only the timer's thread records
+    std::vector<double> lateness; // only the timer's loop thread records
     const auto calls = static_cast<std::uint64_t>(length / period);
     lateness.reserve(calls);
     std::promise<void> done;
@@ -165,7 +166,8 @@ int main(int argc, char** argv)
     report.tables.push_back(std::move(table));
     report.plots.push_back(std::move(plot));
     report.notes.push_back("The issue sets no goal for the timer; the ratios say how much lateness the timer "
-                           "adds to the sleep it is built on (a Boost.Asio `system_timer` wait).");
+                           "adds to the sleep it is built on (a WallTimer on the timer's event loop: a "
+                           "Boost.Asio `steady_timer` wait).");
     // Why no simulated-clock variant: a simulated-time PeriodicTimer is a lockstep
     // accessor requesting every period, the mechanism bench_clock_publisher
     // already measures on a paced handler; its calls follow the pacer's releases.

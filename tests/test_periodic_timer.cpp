@@ -1,9 +1,13 @@
 // PeriodicTimer and StartStopSignal on an injected ManualWallClock and on a
 // handler's simulated time: no test here sleeps or depends on wall time (the
-// one wall-clock test is in test_periodic_timer_wallclock.cpp).
+// one wall-clock test is in test_periodic_timer_wallclock.cpp). Timers given
+// no executor wait on a private loop that drives their manual clock itself;
+// the cases with a shared EventLoop leave the clock to the test, which advances
+// it and drains the loop (Executor::sync) before it looks.
 #include <doctest/doctest.h>
 
 #include <simsync/error.hpp>
+#include <simsync/event_loop.hpp>
 #include <simsync/handler.hpp>
 #include <simsync/periodic_timer.hpp>
 #include <simsync/start_signal.hpp>
@@ -14,6 +18,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -21,6 +29,8 @@
 
 using namespace std::chrono_literals;
 using std::chrono::nanoseconds;
+using simsync::EventLoop;
+using simsync::Executor;
 using simsync::ManualWallClock;
 using simsync::PeriodicTimer;
 using simsync::PeriodicTimerConfig;
@@ -899,4 +909,507 @@ TEST_CASE("Timer.SimulatedTime.StartedWhileRunningWithPeriodEqualToStep" * docte
     }
     CAPTURE(first_error);
     CHECK(ended_early == 0);
+}
+
+// ------------------------------------------------- on a shared event loop
+
+namespace {
+
+// Waits (on the test thread) until every job posted to the loop before it has run.
+void drain(const Executor& executor)
+{
+    executor.sync([] {});
+}
+
+std::thread::id thread_of(const Executor& executor)
+{
+    std::thread::id id;
+    executor.sync([&] { id = std::this_thread::get_id(); });
+    return id;
+}
+
+struct RealCall {
+    nanoseconds nominal;
+    nanoseconds woke;
+    std::int64_t index;
+    std::uint64_t skipped;
+    std::thread::id thread;
+};
+
+} // namespace
+
+TEST_CASE("Timer.RealTime.OnASharedLoopCallsExactlyWhenTheClockReachesEachInstant" * doctest::timeout(30))
+{
+    // The test owns the clock: the timer never moves it, and a call runs on the
+    // loop's thread exactly when an advance reaches its instant. Steady and
+    // system readings differ, so the conversion between them is exercised.
+    ManualWallClock clock(simsync::WallTime{} + 1h, unix_time(10'000'000'000ns));
+    EventLoop loop(clock);
+    const Executor ex = loop.executor();
+    PeriodicTimer timer(real_config(200ms, 5ms), {.executor = ex});
+    std::vector<RealCall> calls; // on the loop's thread; read here after a drain
+    timer.start_async([&](const TimerTick& tick) {
+        calls.push_back({since_epoch(tick.real_time), since_epoch(clock.system_now()), tick.index, tick.skipped,
+                         std::this_thread::get_id()});
+        if (calls.size() == 3) clock.advance(450ms); // the third call runs until 10.855 s
+    });
+    const auto advance = [&](nanoseconds d) {
+        clock.advance(d);
+        drain(ex);
+        return calls.size();
+    };
+    drain(ex);
+    CHECK(calls.empty());
+    CHECK(advance(4ms) == 0);   // 10.004 s
+    CHECK(advance(1ms) == 1);   // 10.005 s: the first grid instant after the start
+    CHECK(advance(199ms) == 1); // 10.204 s
+    CHECK(advance(1ms) == 2);   // 10.205 s
+    CHECK(advance(200ms) == 3); // 10.405 s; the call overruns past 10.605 and 10.805
+    CHECK(advance(149ms) == 3); // 11.004 s: the missed instants are skipped, never replayed
+    CHECK(advance(1ms) == 4);   // 11.005 s
+    timer.stop();
+    CHECK_FALSE(timer.running());
+    CHECK(advance(10s) == 4); // nothing after stop()
+
+    const std::vector<nanoseconds> nominal{10'005'000'000ns, 10'205'000'000ns, 10'405'000'000ns, 11'005'000'000ns};
+    const std::vector<std::int64_t> index{50, 51, 52, 55};
+    const std::vector<std::uint64_t> skipped{0, 0, 0, 2};
+    const std::thread::id loop_thread = thread_of(ex);
+    REQUIRE(calls.size() == 4);
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+        CAPTURE(k);
+        CHECK(calls[k].nominal == nominal[k]);
+        CHECK(calls[k].woke == nominal[k]);
+        CHECK(calls[k].index == index[k]);
+        CHECK(calls[k].skipped == skipped[k]);
+        CHECK(calls[k].thread == loop_thread);
+    }
+    CHECK(loop_thread != std::this_thread::get_id());
+    CHECK(timer.calls() == 4);
+    CHECK(timer.skipped() == 2);
+    CHECK(clock.sleeps() == 0); // the timer never moved the test's clock
+}
+
+TEST_CASE("Timer.RealTime.StartAsyncCallsOnTheLoopThread" * doctest::timeout(30))
+{
+    // start_async runs no thread of its own: its calls are on the loop's thread.
+    SUBCASE("a shared loop")
+    {
+        ManualWallClock clock(simsync::WallTime{}, unix_time(10s));
+        EventLoop loop(clock);
+        PeriodicTimer timer(real_config(10ms, 0ns), {.executor = loop.executor()});
+        std::vector<std::thread::id> threads;
+        timer.start_async([&](const TimerTick&) { threads.push_back(std::this_thread::get_id()); });
+        drain(loop.executor()); // started on the grid: the first call
+        for (int k = 0; k < 4; ++k) {
+            clock.advance(10ms);
+            drain(loop.executor());
+        }
+        timer.stop();
+        REQUIRE(threads.size() == 5);
+        for (const auto& id : threads) CHECK(id == thread_of(loop.executor()));
+    }
+    SUBCASE("a private loop: one thread for every call, not the caller's")
+    {
+        ManualWallClock clock(simsync::WallTime{}, unix_time(10s));
+        PeriodicTimer timer(real_config(10ms, 0ns), {.wall_clock = &clock});
+        std::vector<std::thread::id> threads;
+        Latch five;
+        timer.start_async([&](const TimerTick&) {
+            threads.push_back(std::this_thread::get_id());
+            if (threads.size() == 5) {
+                timer.stop();
+                five.raise();
+            }
+        });
+        five.wait();
+        timer.stop(); // waits for the run to end: `threads` is ours from here
+        REQUIRE(threads.size() == 5);
+        for (const auto& id : threads) CHECK(id == threads.front());
+        CHECK(threads.front() != std::this_thread::get_id());
+    }
+}
+
+TEST_CASE("Timer.RealTime.TwoTimersShareOneLoopEachOnItsSchedule" * doctest::timeout(30))
+{
+    ManualWallClock clock(simsync::WallTime{}, unix_time(10s));
+    EventLoop loop(clock);
+    const Executor ex = loop.executor();
+    PeriodicTimerConfig a_config = real_config(20ms, 3ms);
+    a_config.name = "a";
+    PeriodicTimerConfig b_config = real_config(25ms, 0ns); // 10 s is on its (UNIX-epoch) grid
+    b_config.name = "b";
+    PeriodicTimer a(a_config, {.executor = ex});
+    PeriodicTimer b(b_config, {.executor = ex});
+    struct Call {
+        char who;
+        nanoseconds nominal, woke;
+        std::thread::id thread;
+    };
+    std::vector<Call> calls; // on the loop's thread
+    const auto record = [&](char who) {
+        return [&, who](const TimerTick& tick) {
+            calls.push_back({who, since_epoch(tick.real_time), since_epoch(clock.system_now()), std::this_thread::get_id()});
+        };
+    };
+    a.start_async(record('a'));
+    b.start_async(record('b')); // started on its grid: calls at once
+    drain(ex);
+    for (int ms = 0; ms < 120; ++ms) {
+        clock.advance(1ms);
+        drain(ex);
+    }
+    a.stop();
+    b.stop();
+
+    std::map<char, std::vector<nanoseconds>> nominal;
+    const std::thread::id loop_thread = thread_of(ex);
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+        CAPTURE(k);
+        CHECK(calls[k].woke == calls[k].nominal); // each exactly on time
+        CHECK(calls[k].thread == loop_thread);     // one thread for both
+        if (k > 0) CHECK(calls[k - 1].nominal <= calls[k].nominal);
+        nominal[calls[k].who].push_back(calls[k].nominal - 10s);
+    }
+    CHECK(nominal['a'] == std::vector<nanoseconds>{3ms, 23ms, 43ms, 63ms, 83ms, 103ms});
+    CHECK(nominal['b'] == std::vector<nanoseconds>{0ms, 25ms, 50ms, 75ms, 100ms});
+    CHECK(a.skipped() == 0);
+    CHECK(b.skipped() == 0);
+}
+
+TEST_CASE("Timer.Stop.FromInsideTheCallbackOnASharedLoop" * doctest::timeout(30))
+{
+    // The stop ends this timer only; the other timer on the loop goes on.
+    ManualWallClock clock(simsync::WallTime{}, unix_time(10s));
+    EventLoop loop(clock);
+    const Executor ex = loop.executor();
+    PeriodicTimer stopping(real_config(10ms, 0ns), {.executor = ex});
+    PeriodicTimer other(real_config(10ms, 5ms), {.executor = ex});
+    int stopping_calls = 0, other_calls = 0; // on the loop's thread
+    bool running_inside = true;
+    stopping.start_async([&](const TimerTick&) {
+        if (++stopping_calls == 2) {
+            stopping.stop(); // from inside: no wait for itself, no throw
+            running_inside = stopping.running();
+        }
+    });
+    other.start_async([&](const TimerTick&) { ++other_calls; });
+    drain(ex);
+    for (int k = 0; k < 10; ++k) {
+        clock.advance(10ms);
+        drain(ex);
+    }
+    CHECK(stopping_calls == 2);
+    CHECK(running_inside); // the run ends when the callback returns
+    CHECK_FALSE(stopping.running());
+    CHECK(other_calls == 10);
+    CHECK(other.running());
+    CHECK_NOTHROW(stopping.stop());
+    other.stop();
+}
+
+TEST_CASE("Timer.Stop.WhileWaitingForAFarInstantEndsAtOnce" * doctest::timeout(30))
+{
+    // The next instant is an hour away and nobody advances the clock: only
+    // stop() can end these waits.
+    ManualWallClock clock(simsync::WallTime{}, unix_time(10s));
+    EventLoop loop(clock);
+    const Executor ex = loop.executor();
+    SUBCASE("start_async")
+    {
+        PeriodicTimer timer(real_config(1h, 30min), {.executor = ex});
+        timer.start_async([](const TimerTick&) { FAIL("called"); });
+        drain(ex); // the loop has armed the wait
+        timer.stop();
+        CHECK_FALSE(timer.running());
+    }
+    SUBCASE("start: the caller of start() wakes and returns")
+    {
+        // Started on its grid, so the first call is at once; then it waits an hour.
+        PeriodicTimer timer(real_config(1h, 10s), {.executor = ex});
+        Latch first_call;
+        std::thread runner([&] { timer.start([&](const TimerTick&) { first_call.raise(); }); });
+        first_call.wait();
+        timer.stop();
+        runner.join();
+        CHECK(timer.calls() == 1);
+        CHECK_FALSE(timer.running());
+    }
+    CHECK(clock.system_now() == unix_time(10s)); // never advanced
+    CHECK(clock.sleeps() == 0);
+}
+
+TEST_CASE("Timer.RealTime.StartOnASharedLoopCallsOnTheCallersThread" * doctest::timeout(30))
+{
+    // start() blocks; the loop only tells it that an instant has come. The
+    // signal fixes the start at 10.000 s, whenever the runner gets there.
+    ManualWallClock clock(simsync::WallTime{}, unix_time(10s));
+    EventLoop loop(clock);
+    simsync::StartStopSignal signal;
+    PeriodicTimerConfig config = real_config(200ms, 5ms);
+    config.wait_for_start = true;
+    PeriodicTimer timer(config, {.signal = &signal, .executor = loop.executor()});
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::vector<RealCall> calls;
+    std::thread::id runner_id;
+    std::thread runner([&] {
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            runner_id = std::this_thread::get_id();
+        }
+        timer.start([&](const TimerTick& tick) {
+            std::lock_guard<std::mutex> guard(mutex);
+            calls.push_back({since_epoch(tick.real_time), since_epoch(clock.system_now()), tick.index, tick.skipped,
+                             std::this_thread::get_id()});
+            if (calls.size() == 3) timer.stop();
+            cv.notify_all();
+        });
+    });
+    signal.fire_start();
+    const auto advance_until_call = [&](nanoseconds d, std::size_t n) {
+        clock.advance(d);
+        std::unique_lock<std::mutex> lock(mutex);
+        return cv.wait_for(lock, 10s, [&] { return calls.size() >= n; });
+    };
+    CHECK(advance_until_call(5ms, 1));
+    CHECK(advance_until_call(200ms, 2));
+    CHECK(advance_until_call(200ms, 3));
+    runner.join();
+    REQUIRE(calls.size() == 3);
+    for (std::size_t k = 0; k < 3; ++k) {
+        CAPTURE(k);
+        CHECK(calls[k].nominal == 10'005'000'000ns + static_cast<std::int64_t>(k) * 200ms);
+        CHECK(calls[k].woke == calls[k].nominal);
+        CHECK(calls[k].thread == runner_id);
+    }
+    CHECK(clock.sleeps() == 0);
+}
+
+TEST_CASE("Timer.SimulatedTime.StartAsyncCompletesOnTheSharedLoop" * doctest::timeout(30))
+{
+    // Two simulated timers on one loop: every call on its thread, in time order.
+    // Both wait for the signal, holding time at 0 until both are registered.
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms});
+    ManualWallClock clock(simsync::WallTime{}, unix_time(10s));
+    EventLoop loop(clock);
+    const Executor ex = loop.executor();
+    simsync::StartStopSignal signal;
+    PeriodicTimerConfig a_config = sim_config(3ms, 1ms, "a");
+    PeriodicTimerConfig b_config = sim_config(5ms, 0ns, "b");
+    a_config.wait_for_start = b_config.wait_for_start = true;
+    PeriodicTimer a(a_config, {.handler = &handler, .signal = &signal, .executor = ex});
+    PeriodicTimer b(b_config, {.handler = &handler, .signal = &signal, .executor = ex});
+    std::vector<std::pair<char, SimTime>> calls; // on the loop's thread
+    std::vector<std::thread::id> threads;
+    bool mismatch = false;
+    Latch done;
+    const auto record = [&](char who) {
+        return [&, who](const TimerTick& tick) {
+            calls.emplace_back(who, tick.sim_time);
+            threads.push_back(std::this_thread::get_id());
+            mismatch = mismatch || handler.now() != tick.sim_time;
+            if (who == 'b' && tick.sim_time == simsync::sim_time(30ms)) done.raise();
+        };
+    };
+    a.start_async(record('a'));
+    b.start_async(record('b'));
+    signal.fire_start();
+    done.wait();
+    a.stop();
+    b.stop();
+    CHECK_FALSE(mismatch);
+    const std::thread::id loop_thread = thread_of(ex);
+    for (const auto& id : threads) CHECK(id == loop_thread);
+    std::vector<SimTime> a_times, b_times;
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+        if (k > 0) CHECK(calls[k - 1].second <= calls[k].second);
+        (calls[k].first == 'a' ? a_times : b_times).push_back(calls[k].second);
+    }
+    REQUIRE(b_times.size() >= 7);
+    for (std::size_t k = 0; k < b_times.size(); ++k) CHECK(b_times[k] == simsync::sim_time(5ms * static_cast<int>(k)));
+    for (std::size_t k = 0; k < a_times.size(); ++k) CHECK(a_times[k] == simsync::sim_time(1ms + 3ms * static_cast<int>(k)));
+    CHECK(handler.snapshot().accessors.empty());
+}
+
+TEST_CASE("Timer.Context.WallClockMustBeTheExecutorsClock")
+{
+    ManualWallClock clock, other;
+    EventLoop loop(clock);
+    CHECK_NOTHROW(PeriodicTimer(real_config(1ms, 0ns), {.wall_clock = &clock, .executor = loop.executor()}));
+    CHECK_THROWS_WITH_AS(PeriodicTimer(real_config(1ms, 0ns), {.wall_clock = &other, .executor = loop.executor()}),
+                         doctest::Contains("not the executor's clock"), simsync::Error);
+}
+
+// ------------------------------------------------------------------ stress
+
+TEST_CASE("Timer.Stress.ManyTimersOnOneLoopStartedAndStoppedFromManyThreads" * doctest::timeout(240))
+{
+    // Four threads start timers on one shared loop, real ones on a manual clock
+    // that a fifth thread keeps advancing and simulated ones on a handler; each
+    // timer is stopped after a few calls by its starter, from inside its own
+    // callback, or by a sixth thread, or that thread's stop races the start.
+    // One timer in five has a private loop instead (a real one then drives the
+    // manual clock itself: the others see the clock jump, and skip).
+    // Invariants are collected in the callbacks (on the loop) and checked here
+    // after every thread has been joined.
+    constexpr int kWorkers = 4;
+    constexpr int kTimersPerWorker = 100;
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms});
+    ManualWallClock clock(simsync::WallTime{}, unix_time(10s));
+    EventLoop loop(clock);
+    const Executor ex = loop.executor();
+    const std::thread::id loop_thread = thread_of(ex);
+
+    std::atomic<std::uint64_t> violations{0};
+    std::atomic<std::uint64_t> total_calls{0};
+    std::atomic<int> stuck{0};
+    std::mutex first_violation_mutex;
+    std::string first_violation;
+    const auto violate = [&](const std::string& what) {
+        ++violations;
+        std::lock_guard<std::mutex> guard(first_violation_mutex);
+        if (first_violation.empty()) first_violation = what;
+    };
+
+    // The stopper thread: stops the timers handed to it, then says so.
+    struct Handoff {
+        PeriodicTimer* timer;
+        std::shared_ptr<Latch> stopped;
+    };
+    std::mutex handoff_mutex;
+    std::condition_variable handoff_cv;
+    std::vector<Handoff> handoffs;
+    bool workers_done = false;
+    std::thread stopper([&] {
+        for (;;) {
+            std::vector<Handoff> batch;
+            {
+                std::unique_lock<std::mutex> lock(handoff_mutex);
+                handoff_cv.wait(lock, [&] { return !handoffs.empty() || workers_done; });
+                if (handoffs.empty()) return;
+                batch.swap(handoffs);
+            }
+            for (auto& h : batch) {
+                h.timer->stop();
+                h.stopped->raise();
+            }
+        }
+    });
+    const auto hand_over = [&](PeriodicTimer& timer) {
+        auto stopped = std::make_shared<Latch>();
+        {
+            std::lock_guard<std::mutex> guard(handoff_mutex);
+            handoffs.push_back({&timer, stopped});
+        }
+        handoff_cv.notify_all();
+        return stopped;
+    };
+
+    std::atomic<bool> advancing{true};
+    std::thread driver([&] {
+        while (advancing.load()) {
+            clock.advance(1ms);
+            drain(ex); // keeps the loop's queue short
+        }
+    });
+
+    enum How { by_starter, from_inside, by_stopper, racing_the_start };
+    std::vector<std::thread> workers;
+    for (int w = 0; w < kWorkers; ++w) {
+        workers.emplace_back([&, w] {
+            std::mt19937 rng(static_cast<std::uint32_t>(1234 + w));
+            for (int i = 0; i < kTimersPerWorker; ++i) {
+                const bool simulated = (i + w) % 2 == 0;
+                const How how = static_cast<How>(rng() % 4);
+                const int wanted = 1 + static_cast<int>(rng() % 5); // calls before the stop
+                const nanoseconds period = std::chrono::milliseconds(1 + rng() % 4);
+                // Simulated instants on the step grid (so now() is the instant itself).
+                const nanoseconds offset = simulated ? nanoseconds(std::chrono::milliseconds(rng() % (period / 1ms)))
+                                                     : nanoseconds(static_cast<std::int64_t>(rng() % period.count()));
+                const bool private_loop = rng() % 5 == 0;
+                PeriodicTimerConfig config = simulated ? sim_config(period, offset) : real_config(period, offset);
+                config.name = "t" + std::to_string(w) + "_" + std::to_string(i);
+                PeriodicTimer timer(config, private_loop ? TimerContext{.handler = &handler, .wall_clock = &clock}
+                                                         : TimerContext{.handler = &handler, .executor = ex});
+                const std::thread::id worker_thread = std::this_thread::get_id();
+                std::optional<std::thread::id> first_thread; // on the timer's loop only
+
+                std::mutex mutex;
+                std::condition_variable cv;
+                int calls = 0; // guarded by mutex
+                std::atomic<bool> stop_returned{false};
+                std::optional<nanoseconds> last; // on the loop only
+                const auto callback = [&](const TimerTick& tick) {
+                    if (stop_returned.load()) violate(config.name + ": called after stop() returned");
+                    if (!first_thread) first_thread = std::this_thread::get_id();
+                    if (std::this_thread::get_id() != (private_loop ? *first_thread : loop_thread) ||
+                        std::this_thread::get_id() == worker_thread) {
+                        violate(config.name + ": not on the loop's thread");
+                    }
+                    nanoseconds at;
+                    if (simulated) {
+                        at = tick.sim_time.time_since_epoch();
+                        if (tick.access == nullptr || handler.now() != tick.sim_time) {
+                            violate(config.name + ": not inside its access at its instant");
+                        }
+                        if (last && at - *last != period) violate(config.name + ": simulated gap is not one period");
+                    } else {
+                        at = since_epoch(tick.real_time);
+                        if (since_epoch(clock.system_now()) < at) violate(config.name + ": called early");
+                        if (last && at - *last != static_cast<std::int64_t>(tick.skipped + 1) * period) {
+                            violate(config.name + ": real gap is not (1 + skipped) periods");
+                        }
+                    }
+                    if ((at - offset) % period != 0ns) violate(config.name + ": off its grid");
+                    last = at;
+                    ++total_calls;
+                    int n;
+                    {
+                        std::lock_guard<std::mutex> guard(mutex);
+                        n = ++calls;
+                    }
+                    if (how == from_inside && n == wanted) timer.stop();
+                    cv.notify_all();
+                };
+                if (how == racing_the_start) {
+                    const auto stopped = hand_over(timer);
+                    timer.start_async(callback);
+                    stopped->wait();
+                } else {
+                    timer.start_async(callback);
+                    {
+                        std::unique_lock<std::mutex> lock(mutex);
+                        if (!cv.wait_for(lock, 30s, [&] { return calls >= wanted; })) ++stuck;
+                    }
+                    if (how == by_stopper) {
+                        hand_over(timer)->wait();
+                    } else {
+                        timer.stop(); // after a stop from inside: waits for the run to end
+                    }
+                }
+                stop_returned = true;
+                if (timer.running()) violate(config.name + ": running after stop()");
+                if (timer.error()) violate(config.name + ": ended with " + timer.error().message());
+            }
+        });
+    }
+    for (auto& t : workers) t.join();
+    {
+        std::lock_guard<std::mutex> guard(handoff_mutex);
+        workers_done = true;
+    }
+    handoff_cv.notify_all();
+    stopper.join();
+    advancing = false;
+    driver.join();
+    drain(ex);
+
+    CAPTURE(first_violation);
+    CHECK(violations.load() == 0);
+    CHECK(stuck.load() == 0);
+    CHECK(handler.snapshot().accessors.empty());
+    MESSAGE(total_calls.load() << " calls of " << kWorkers * kTimersPerWorker << " timers");
 }

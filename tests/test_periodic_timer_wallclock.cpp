@@ -1,4 +1,5 @@
-// PeriodicTimer on the real system clock, through Boost.Asio. These cases depend
+// PeriodicTimer on the real system clock, through its private event loop (a
+// Boost.Asio steady timer per wait). These cases depend
 // on wall time and the machine's load; they carry the ctest label `wallclock`.
 // The integration case is the one timer test that sleeps (to start two timers
 // 37 ms apart).
@@ -204,9 +205,9 @@ TEST_CASE("Timer.RealTime.StopInterruptsTheAsioWait" * doctest::timeout(30))
             std::unique_lock<std::mutex> lock(mutex);
             REQUIRE(cv.wait_for(lock, 10s, [&] { return called; }));
         }
-        // The timer's thread is asleep in its wait for the instant an hour away
-        // (after the call it has nothing else to block on): stop() must end that
-        // wait, not merely find the timer before it.
+        // The timer's loop thread is asleep in its wait for the instant an hour
+        // away (after the call it has nothing else to block on): stop() must end
+        // that wait, not merely find the timer before it.
         REQUIRE(sleeps_in_a_wait(timer_tid));
         const auto before = std::chrono::steady_clock::now();
         timer.stop();
@@ -231,7 +232,8 @@ TEST_CASE("Timer.RealTime.StopInterruptsTheAsioWait" * doctest::timeout(30))
         for (pid_t t : threads_of_this_process()) {
             if (!before_start.contains(t)) started.insert(t);
         }
-        // The one new thread is the timer's; it is asleep waiting for the signal.
+        // The one new thread is the timer's private event loop; it is asleep
+        // while the timer waits for the signal.
         REQUIRE(started.size() == 1);
         REQUIRE(sleeps_in_a_wait(*started.begin()));
         const auto before = std::chrono::steady_clock::now();

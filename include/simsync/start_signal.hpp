@@ -28,7 +28,8 @@ struct SignalAccess;
 /// be called from any thread at any time, also from inside a timer's callback.
 /// A stop runs the timers' stop callbacks on the firing thread, so `fire_stop`
 /// returns after those callbacks did; a stop fired before a timer started runs
-/// its stop callback once on the timer's thread when it starts.
+/// its stop callback once when it starts, on the thread running the timer (the
+/// caller of start(), or its event loop's thread after start_async()).
 ///
 /// @code
 /// simsync::StartStopSignal signal;

@@ -1,18 +1,22 @@
 #include "signal_state.hpp"
 
+#include <simsync/asio.hpp>
 #include <simsync/error.hpp>
 #include <simsync/handler.hpp>
 #include <simsync/periodic_timer.hpp>
+#include <simsync/schedule.hpp>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/system_timer.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/execution/blocking.hpp>
 
 #include <algorithm>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <thread>
 #include <utility>
 
@@ -31,99 +35,107 @@ const char* to_string(TimerClock clock) noexcept
 
 nanoseconds first_grid_instant(nanoseconds t, nanoseconds period, nanoseconds offset)
 {
+    // Checked here too so that the message names this function, as it always has.
     if (period <= nanoseconds::zero()) {
         throw Error(errc::invalid_argument, "first_grid_instant: period " + format_seconds(period) + " s must be > 0");
     }
     if (offset < nanoseconds::zero()) {
         throw Error(errc::invalid_argument, "first_grid_instant: offset " + format_seconds(offset) + " s must be >= 0");
     }
-    if (t <= offset) return offset;
-    const auto since = (t - offset).count();
-    const auto n = since / period.count() + (since % period.count() != 0 ? 1 : 0);
-    return offset + n * period;
+    const PeriodicSchedule grid = PeriodicSchedule::from_period(period, offset);
+    return grid.at(grid.first_index_at_or_after(SimTime{t})).time_since_epoch();
 }
 
 namespace {
 
-SystemTime to_system_time(nanoseconds since_epoch)
-{
-    return SystemTime{std::chrono::duration_cast<SystemClock::duration>(since_epoch)};
-}
+// A PeriodicSchedule counts from its own epoch; the real clock's grid is
+// anchored at the UNIX epoch, so system time enters it as nanoseconds since then.
+SimTime on_grid(SystemTime t) { return SimTime{std::chrono::duration_cast<nanoseconds>(t.time_since_epoch())}; }
 
-nanoseconds since_epoch(SystemTime t)
+SystemTime from_grid(SimTime t)
 {
-    return std::chrono::duration_cast<nanoseconds>(t.time_since_epoch());
+    return SystemTime{std::chrono::duration_cast<SystemClock::duration>(t.time_since_epoch())};
 }
 
 std::string describe(const PeriodicTimerConfig& config) { return "PeriodicTimer '" + config.name + "'"; }
 
+// The Asio executor the timer's asynchronous requests complete on: it posts
+// through the loop's Executor handle, which keeps the loop alive for the length
+// of each post, or finds it gone. A plain io_context executor (asio_executor())
+// does not own its context: the core thread that grants a request (or posts its
+// step duty) may still be inside that post when the completion has already run
+// on the loop and stop() has joined and destroyed the timer's private loop.
+// Without outstanding-work tracking: the loop's own work guard keeps it running.
+class LoopExecutor {
+public:
+    explicit LoopExecutor(const Executor& executor)
+        : executor_(executor), identity_(&asio_executor(executor).context())
+    {
+    }
+
+    // Never blocking: every job is posted (Asio's post() requires saying so).
+    LoopExecutor require(boost::asio::execution::blocking_t::never_t) const noexcept { return *this; }
+    static constexpr boost::asio::execution::blocking_t query(boost::asio::execution::blocking_t) noexcept
+    {
+        return boost::asio::execution::blocking.never;
+    }
+
+    template <class Function>
+    void execute(Function&& f) const
+    {
+        auto job = std::make_shared<std::decay_t<Function>>(std::forward<Function>(f));
+        try {
+            executor_.post([job] { (*job)(); });
+        } catch (const Error&) {
+            // The loop is gone: the job (and an access it carries) ends here.
+        }
+    }
+
+    friend bool operator==(const LoopExecutor& a, const LoopExecutor& b) noexcept
+    {
+        return a.identity_ == b.identity_;
+    }
+    friend bool operator!=(const LoopExecutor& a, const LoopExecutor& b) noexcept { return !(a == b); }
+
+private:
+    Executor executor_;
+    const void* identity_; // the loop's io_context: equal executors post to one loop
+};
+
 } // namespace
 
+// Who runs what:
+//  - start(): the caller's thread runs the timer; the loop only reports a due
+//    wall-clock deadline (on_due) through the condition variable.
+//  - start_async(): every step of the run (begin, on_due, on_granted, finish)
+//    runs as a job on the loop's thread; stop() from elsewhere hands its part
+//    to the loop (on_stop_event) and waits for the run to end.
+// Members under "the run" belong to the thread running the timer; the others
+// are guarded by `mutex`.
 struct PeriodicTimer::Impl : std::enable_shared_from_this<PeriodicTimer::Impl> {
     enum class Run { idle, running, finished };
+    enum class Mode { none, blocking, async };
 
-    Impl(PeriodicTimerConfig c, TimerContext ctx) : config(std::move(c)), context(ctx)
+    Impl(PeriodicTimerConfig c, TimerContext ctx)
+        : config(std::move(c)), context(ctx), grid(PeriodicSchedule::from_period(config.period, config.offset))
     {
-        clock = context.wall_clock ? context.wall_clock : &real_wall_clock();
-        // Only the real clock is waited on with Asio: its wait is the one stop()
-        // can cancel, and it waits on system_clock itself, so a stepped system
-        // clock moves the deadline with it.
-        use_asio = config.clock == TimerClock::real && dynamic_cast<RealWallClock*>(clock) != nullptr;
+        if (context.executor) {
+            clock = &context.executor.clock();
+        } else {
+            clock = context.wall_clock ? context.wall_clock : &real_wall_clock();
+            // Alone on its clock, a timer waits on a manual clock as its
+            // sleep_until does: by moving it to the deadline.
+            self_driven = dynamic_cast<ManualWallClock*>(clock);
+        }
         if (context.signal) signal = detail::SignalAccess::state(*context.signal);
     }
 
-    // ------------------------------------------------------------------ stop
+    // ----------------------------------------------------------------- start
 
-    void request_stop()
+    void claim(const TimerCallback& cb, Mode how)
     {
-        {
-            std::lock_guard<std::mutex> guard(mutex);
-            stop_requested = true;
-            if (requesting) {
-                // The timer thread is (about to be) blocked in request_access, which
-                // only a change of registration can wake. Revoking while the flag
-                // is set under this mutex means the callback never runs on the
-                // revoked access: the timer checks the flag after every grant.
-                requesting = false;
-                context.handler->revoke(config.name);
-            }
-        }
-        cv.notify_all();
-        if (use_asio) {
-            // Posted, because an Asio timer must not be touched from two threads;
-            // a cancel posted while no wait is pending cancels the next one, which
-            // the timer does not start anyway once it sees the flag.
-            boost::asio::post(io, [this] { asio_timer.cancel(); });
-        }
-    }
-
-    bool stop_was_requested() const
-    {
-        std::lock_guard<std::mutex> guard(mutex);
-        return stop_requested;
-    }
-
-    // A stop fired on the signal: the stop callback replaces stopping.
-    void on_stop_signal()
-    {
-        if (config.on_stop_signal) {
-            config.on_stop_signal();
-        } else {
-            request_stop();
-        }
-    }
-
-    bool on_timer_thread() const
-    {
-        std::lock_guard<std::mutex> guard(mutex);
-        return std::this_thread::get_id() == timer_thread;
-    }
-
-    // ------------------------------------------------------------------- run
-
-    void claim(const TimerCallback& callback)
-    {
-        if (!callback) throw Error(errc::invalid_argument, describe(config) + ": start with an empty callback");
+        if (!cb) throw Error(errc::invalid_argument, describe(config) + ": start with an empty callback");
+        const SystemTime now = clock->system_now();
         std::lock_guard<std::mutex> guard(mutex);
         if (run_state != Run::idle) {
             throw Error(errc::invalid_state,
@@ -132,63 +144,417 @@ struct PeriodicTimer::Impl : std::enable_shared_from_this<PeriodicTimer::Impl> {
                             "); a PeriodicTimer runs once, make a new one to run again");
         }
         run_state = Run::running;
+        mode = how;
+        if (!config.wait_for_start) start_time = now;
     }
 
-    void run(const TimerCallback& callback)
+    // The loop the timer waits on (its own if it was given none) and, for the
+    // real clock, its WallTimer.
+    void prepare_loop(bool with_timer)
+    {
+        Executor ex = context.executor;
+        std::unique_ptr<EventLoop> own;
+        if (!ex) {
+            own = std::make_unique<EventLoop>(*clock);
+            ex = own->executor();
+        }
+        std::unique_ptr<WallTimer> timer;
+        if (with_timer) timer = std::make_unique<WallTimer>(ex);
+        std::lock_guard<std::mutex> guard(mutex);
+        executor = ex;
+        private_loop = std::move(own);
+        wall_timer = std::move(timer);
+    }
+
+    // Subscribes to the signal; true if a stop was fired before (the caller
+    // handles it on the thread running the timer).
+    bool subscribe_signal()
+    {
+        if (!signal) return false;
+        auto l = std::make_shared<detail::SignalListener>();
+        std::weak_ptr<Impl> weak = weak_from_this();
+        l->on_start = [weak] {
+            if (auto self = weak.lock()) self->on_start_signal();
+        };
+        l->on_stop = [weak] {
+            if (auto self = weak.lock()) self->on_stop_signal();
+        };
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            listener = l;
+        }
+        const detail::Subscription seen = detail::subscribe(*signal, l);
+        if (seen.started) on_start_signal();
+        return seen.stops > 0;
+    }
+
+    void on_start_signal()
+    {
+        const SystemTime now = clock->system_now();
+        bool begin_now = false;
+        Executor ex;
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            if (start_seen) return;
+            start_seen = true;
+            if (!config.wait_for_start) return;
+            start_time = now;
+            // Before `ready`, start_async posts the beginning itself.
+            begin_now = mode == Mode::async && ready && run_state == Run::running && !stop_requested;
+            if (begin_now) ex = executor;
+        }
+        cv.notify_all();
+        if (begin_now) post_begin(ex);
+    }
+
+    // A stop fired on the signal: the stop callback replaces stopping.
+    void on_stop_signal()
+    {
+        if (config.on_stop_signal) {
+            config.on_stop_signal();
+        } else {
+            (void)request_stop();
+        }
+    }
+
+    void post_begin(const Executor& ex)
+    {
+        try {
+            ex.post([weak = weak_from_this()] {
+                if (auto self = weak.lock()) self->begin();
+            });
+        } catch (const Error&) {
+            // The loop is gone: the timer was torn down meanwhile.
+        }
+    }
+
+    // start_async's part on the starting thread: a simulated timer registers
+    // here (so time cannot pass its first instant before the loop gets to it),
+    // then the loop takes over.
+    void prepare_async(TimerCallback cb)
+    {
+        callback = std::move(cb);
+        if (config.clock == TimerClock::simulated) {
+            accessor.emplace(context.handler->register_accessor(config.name, accessor_options()));
+        }
+        prepare_loop(config.clock == TimerClock::real);
+        const bool stop_fired = subscribe_signal();
+        Executor ex;
+        bool begin_now = false;
+        bool stopped = false;
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            ready = true;
+            ex = executor;
+            stopped = stop_requested;
+            begin_now = !config.wait_for_start || start_seen;
+        }
+        // A stop() that came before `ready` left the end to us; nothing was posted.
+        if (stopped) {
+            finish();
+            return;
+        }
+        std::weak_ptr<Impl> weak = weak_from_this();
+        if (stop_fired) {
+            ex.post([weak] {
+                if (auto self = weak.lock()) self->on_stop_signal();
+            });
+        }
+        if (begin_now) post_begin(ex);
+    }
+
+    // Loop thread (start_async): the first instant and the first wait or request.
+    void begin()
+    {
+        SystemTime started;
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            if (run_state != Run::running || stop_requested) return;
+            started = start_time;
+        }
+        if (config.clock == TimerClock::real) {
+            next = grid.first_index_at_or_after(on_grid(started));
+            skipped_now = 0;
+            tick_async(); // a start on the grid calls now, without a trip through the loop
+        } else {
+            sim_index = grid.first_index_at_or_after(context.handler->now());
+            request_next();
+        }
+    }
+
+    AccessorOptions accessor_options() const
+    {
+        AccessorOptions options;
+        options.kind = AccessorKind::lockstep;
+        options.priority = config.priority;
+        return options;
+    }
+
+    // ------------------------------------------------------------------ stop
+
+    // Stops the run from any thread; returns true if called from inside the
+    // callback. After start_async and from outside the loop's thread, it waits
+    // until the run has ended.
+    bool request_stop()
+    {
+        Executor ex;
+        bool inside = false;
+        bool hand_to_loop = false;
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            stop_requested = true;
+            if (wall_timer) wall_timer->cancel();
+            inside = callback_thread == std::this_thread::get_id();
+            hand_to_loop = mode == Mode::async && ready && run_state == Run::running && !inside;
+            if (hand_to_loop) ex = executor;
+        }
+        stop_source.request_stop(); // withdraws start()'s blocking request
+        cv.notify_all();            // wakes start()'s caller, and its wait for the start signal
+        if (!hand_to_loop || !ex) return inside;
+        if (ex.running_in_this_thread()) {
+            // Another job on a shared loop (or a signal fired there): the run
+            // ends here, or once a withdrawn request completes.
+            on_stop_event();
+            return false;
+        }
+        ex.sync([this] { on_stop_event(); });
+        std::unique_lock<std::mutex> lock(mutex);
+        cv.wait(lock, [this] { return run_state != Run::running; });
+        return false;
+    }
+
+    // Loop thread: a pending request is withdrawn (its completion ends the
+    // run); otherwise the run ends now.
+    void on_stop_event()
     {
         {
             std::lock_guard<std::mutex> guard(mutex);
-            timer_thread = std::this_thread::get_id();
+            if (run_state != Run::running || finishing) return;
         }
-        std::shared_ptr<detail::SignalListener> listener;
-        struct Finish {
-            Impl& self;
-            std::shared_ptr<detail::SignalListener>& listener;
-            ~Finish()
+        if (request_pending) {
+            cancel.emit(boost::asio::cancellation_type::terminal);
+            return;
+        }
+        finish();
+    }
+
+    bool stop_was_requested() const
+    {
+        std::lock_guard<std::mutex> guard(mutex);
+        return stop_requested;
+    }
+
+    // Ends the run, on the thread running it, once nothing is pending: no more
+    // signals, no accessor (time is free of the timer), no callback kept.
+    void finish()
+    {
+        std::shared_ptr<detail::SignalListener> l;
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            if (run_state != Run::running || finishing) return;
+            finishing = true;
+            l = std::move(listener);
+            if (wall_timer) wall_timer->cancel();
+            ++armed;
+        }
+        if (l) detail::unsubscribe(*signal, l.get());
+        accessor.reset();
+        callback = nullptr;
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            run_state = Run::finished;
+            callback_thread = std::thread::id{};
+        }
+        cv.notify_all();
+    }
+
+    // An exception of the run after start_async: kept for the next stop().
+    void fail(std::exception_ptr failure)
+    {
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            async_failure = std::move(failure);
+        }
+        finish();
+    }
+
+    // Joins the private loop (and drops the WallTimer, which must go first),
+    // once the run has ended; never from the loop's own thread.
+    void teardown()
+    {
+        std::lock_guard<std::mutex> joining(teardown_mutex);
+        std::unique_ptr<WallTimer> timer;
+        std::unique_ptr<EventLoop> loop;
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            if (run_state == Run::running) return;
+            timer = std::move(wall_timer);
+            loop = std::move(private_loop);
+        }
+        timer.reset();
+        loop.reset();
+    }
+
+    // True on the thread of the timer's private loop, which cannot join itself.
+    bool on_private_loop_thread() const
+    {
+        Executor ex;
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            if (!private_loop) return false;
+            ex = executor;
+        }
+        return ex.running_in_this_thread();
+    }
+
+    void wait_until_ended()
+    {
+        std::unique_lock<std::mutex> lock(mutex);
+        cv.wait(lock, [this] { return run_state != Run::running; });
+    }
+
+    // --------------------------------------------------------------- calling
+
+    // Counts a call about to begin; false if the timer was stopped first.
+    bool begin_call()
+    {
+        std::lock_guard<std::mutex> guard(mutex);
+        if (stop_requested) return false;
+        ++calls;
+        callback_thread = std::this_thread::get_id();
+        return true;
+    }
+
+    // Marks the end of a call, also when the callback throws.
+    struct CallScope {
+        Impl& self;
+        ~CallScope()
+        {
+            std::lock_guard<std::mutex> guard(self.mutex);
+            self.callback_thread = std::thread::id{};
+        }
+    };
+
+    // ------------------------------------------------------------ real clock
+
+    // Arms the WallTimer for grid instant `n`; returns the wait's generation,
+    // 0 if the timer was stopped.
+    std::uint64_t arm(std::int64_t n)
+    {
+        const SystemTime instant = from_grid(grid.at(n));
+        // Steady first: a clock moved between the two readings makes the
+        // deadline early (caught on waking), never late.
+        const WallTime steady = clock->steady_now();
+        const SystemTime system = clock->system_now();
+        const WallTime deadline =
+            instant <= system ? steady : steady + std::chrono::ceil<WallClock::duration>(instant - system);
+        std::uint64_t generation = 0;
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            if (stop_requested || !wall_timer || run_state != Run::running) return 0;
+            generation = ++armed;
+            wall_timer->wait_until(deadline, [weak = weak_from_this(), generation] {
+                if (auto self = weak.lock()) self->on_due(generation);
+            });
+        }
+        if (self_driven) self_driven->sleep_until(deadline);
+        return generation;
+    }
+
+    // Loop thread: the WallTimer of wait `generation` is due.
+    void on_due(std::uint64_t generation)
+    {
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            if (generation != armed || run_state != Run::running || stop_requested) return;
+            if (mode == Mode::blocking) {
+                woken = generation;
+                cv.notify_all();
+                return;
+            }
+        }
+        tick_async();
+    }
+
+    bool early() const { return clock->system_now() < from_grid(grid.at(next)); }
+
+    TimerTick real_tick() const
+    {
+        TimerTick tick;
+        tick.index = next;
+        tick.real_time = from_grid(grid.at(next));
+        tick.skipped = skipped_now;
+        return tick;
+    }
+
+    // The next deadline stays on the grid (whole periods after the last one), so
+    // an overrun skips instants instead of shifting all later ones.
+    void after_call()
+    {
+        const std::int64_t after = next + 1;
+        const std::int64_t following =
+            std::max(after, grid.first_index_at_or_after(on_grid(clock->system_now())));
+        skipped_now = static_cast<std::uint64_t>(following - after);
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            skipped += skipped_now;
+        }
+        next = following;
+    }
+
+    // Loop thread (start_async): the call at `next` if it is due, then the wait
+    // for the one after; the wait for it otherwise.
+    void tick_async()
+    {
+        if (early()) {
+            (void)arm(next);
+            return;
+        }
+        // Stopped meanwhile: the stop's own event (or the stopping job) ends the run.
+        if (!begin_call()) return;
+        try {
+            CallScope scope{*this};
+            callback(real_tick());
+        } catch (...) {
+            fail(std::current_exception());
+            return;
+        }
+        if (stop_was_requested()) {
+            finish();
+            return;
+        }
+        after_call();
+        (void)arm(next);
+    }
+
+    void run_real_blocking(const TimerCallback& cb)
+    {
+        if (!wait_for_start_blocking()) return;
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            next = grid.first_index_at_or_after(on_grid(start_time));
+        }
+        skipped_now = 0;
+        for (;;) {
+            if (early()) {
+                const std::uint64_t generation = arm(next);
+                if (generation == 0) return;
+                std::unique_lock<std::mutex> lock(mutex);
+                cv.wait(lock, [&] { return stop_requested || woken == generation; });
+                if (stop_requested) return;
+                continue; // due, unless the system clock was stepped back meanwhile
+            }
+            if (!begin_call()) return;
             {
-                if (listener) detail::unsubscribe(*self.signal, listener.get());
-                std::lock_guard<std::mutex> guard(self.mutex);
-                self.run_state = Run::finished;
-                self.requesting = false;
-                self.timer_thread = std::thread::id{};
+                CallScope scope{*this};
+                cb(real_tick());
             }
-        } finish{*this, listener};
-
-        if (signal) {
-            listener = std::make_shared<detail::SignalListener>();
-            std::weak_ptr<Impl> weak = weak_from_this();
-            listener->on_start = [weak] {
-                if (auto self = weak.lock()) {
-                    {
-                        std::lock_guard<std::mutex> guard(self->mutex);
-                        self->start_seen = true;
-                    }
-                    self->cv.notify_all();
-                }
-            };
-            listener->on_stop = [weak] {
-                if (auto self = weak.lock()) self->on_stop_signal();
-            };
-            const detail::Subscription seen = detail::subscribe(*signal, listener);
-            if (seen.started) {
-                std::lock_guard<std::mutex> guard(mutex);
-                start_seen = true;
-            }
-            // A stop fired before this timer started still counts: without a stop
-            // callback the timer ends before its first call.
-            if (seen.stops > 0) on_stop_signal();
-        }
-
-        if (config.clock == TimerClock::real) {
-            if (!wait_for_start()) return;
-            run_real(callback);
-        } else {
-            run_simulated(callback);
+            after_call();
         }
     }
 
     // False if stopped before the start.
-    bool wait_for_start()
+    bool wait_for_start_blocking()
     {
         std::unique_lock<std::mutex> lock(mutex);
         if (config.wait_for_start) {
@@ -197,68 +563,13 @@ struct PeriodicTimer::Impl : std::enable_shared_from_this<PeriodicTimer::Impl> {
         return !stop_requested;
     }
 
-    // Counts a call about to begin; false if the timer was stopped first.
-    bool begin_call()
-    {
-        std::lock_guard<std::mutex> guard(mutex);
-        if (stop_requested) return false;
-        ++calls;
-        return true;
-    }
-
-    void run_real(const TimerCallback& callback)
-    {
-        const nanoseconds period = config.period;
-        const nanoseconds offset = config.offset;
-        nanoseconds next = first_grid_instant(since_epoch(clock->system_now()), period, offset);
-        std::uint64_t skipped_now = 0;
-        for (;;) {
-            if (!wait_real(to_system_time(next))) return;
-            if (!begin_call()) return;
-            TimerTick tick;
-            tick.index = (next - offset) / period;
-            tick.real_time = to_system_time(next);
-            tick.skipped = skipped_now;
-            callback(tick);
-            // The next deadline stays on the grid (previous + whole periods), so an
-            // overrun skips instants instead of shifting all later ones.
-            const nanoseconds after = next + period;
-            const nanoseconds following =
-                std::max(after, first_grid_instant(since_epoch(clock->system_now()), period, offset));
-            skipped_now = static_cast<std::uint64_t>((following - after) / period);
-            {
-                std::lock_guard<std::mutex> guard(mutex);
-                skipped += skipped_now;
-            }
-            next = following;
-        }
-    }
-
-    // Waits until the system clock reaches `deadline`; false if stopped first.
-    bool wait_real(SystemTime deadline)
-    {
-        for (;;) {
-            if (stop_was_requested()) return false;
-            const SystemTime now = clock->system_now();
-            if (now >= deadline) return true;
-            if (use_asio) {
-                asio_timer.expires_at(deadline);
-                asio_timer.async_wait([](const boost::system::error_code&) {});
-                io.restart();
-                io.run(); // returns after the wait completed or was cancelled by a stop
-            } else {
-                // The injected source sleeps on its steady clock; the loop re-reads
-                // the system clock in case that was stepped meanwhile.
-                clock->sleep_until(clock->steady_now() +
-                                   std::chrono::duration_cast<WallClock::duration>(deadline - now));
-            }
-        }
-    }
+    // -------------------------------------------------------- simulated time
 
     // A timer that ends on its own says so: to its owner (on_end) and to the
     // handler's diagnostics, so nobody has to poll error() to notice.
-    void announce_end(SimSyncHandler& handler, std::error_code reason)
+    void announce_end(std::error_code reason)
     {
+        SimSyncHandler& handler = *context.handler;
         // A stopped simulation is the normal end of every timer on it: the owner
         // hears of it (on_end), the operator's diagnostics do not.
         if (reason == errc::stopped) {
@@ -276,80 +587,165 @@ struct PeriodicTimer::Impl : std::enable_shared_from_this<PeriodicTimer::Impl> {
         if (config.on_end) config.on_end(reason);
     }
 
-    void run_simulated(const TimerCallback& callback)
+    void run_sim_blocking(const TimerCallback& cb)
     {
         SimSyncHandler& handler = *context.handler;
-        AccessorOptions options;
-        options.kind = AccessorKind::lockstep;
-        options.priority = config.priority;
         // Registered without a first request: it holds time at the current time,
         // which is handler.now() once registration returns (it waits for a step
         // in flight), so the first instant computed from now() is never passed.
-        // start_async registers on the starting thread instead, so time cannot
-        // move between start_async returning and the timer's thread starting.
-        Accessor accessor = preregistered ? std::move(*preregistered) : handler.register_accessor(config.name, options);
-        preregistered.reset();
-        if (!wait_for_start()) return;
-
-        const nanoseconds period = config.period;
-        const nanoseconds offset = config.offset;
-        SimTime at{first_grid_instant(handler.now().time_since_epoch(), period, offset)};
-        std::int64_t index = (at.time_since_epoch() - offset) / period;
+        Accessor registered = handler.register_accessor(config.name, accessor_options());
+        if (!wait_for_start_blocking()) return;
+        std::int64_t n = grid.first_index_at_or_after(handler.now());
+        const std::stop_token stop = stop_source.get_token();
         for (;;) {
+            const SimTime at = grid.at(n);
+            Access access = registered.request_access(at, stop);
             {
                 std::lock_guard<std::mutex> guard(mutex);
-                if (stop_requested) return;
-                requesting = true;
-            }
-            Access access = accessor.request_access(at);
-            {
-                std::lock_guard<std::mutex> guard(mutex);
-                requesting = false;
-                if (stop_requested) return; // also covers an access revoked by stop()
-                if (!access) error = access.error();
-                else ++calls;
+                if (stop_requested) return; // also a request withdrawn by stop()
+                if (!access) {
+                    error = access.error();
+                } else {
+                    ++calls;
+                    callback_thread = std::this_thread::get_id();
+                }
             }
             if (!access) {
-                announce_end(handler, access.error());
+                announce_end(access.error());
                 return;
             }
             TimerTick tick;
-            tick.index = index;
+            tick.index = n;
             tick.sim_time = at;
             tick.access = &access;
-            callback(tick);
+            {
+                CallScope scope{*this};
+                cb(tick);
+            }
             if (stop_was_requested()) return;
-            at += period;
-            ++index;
-            access.release(at);
+            ++n;
+            access.release(grid.at(n));
         }
     }
 
-    PeriodicTimerConfig config;
-    TimerContext context;
+    // Loop thread: the next asynchronous request, completed on the loop.
+    void request_next()
+    {
+        request_pending = true;
+        try {
+            auto on_loop = boost::asio::bind_executor(
+                LoopExecutor(executor), [weak = weak_from_this()](std::error_code ec, Access access) {
+                    if (auto self = weak.lock()) self->on_granted(ec, std::move(access));
+                });
+            accessor->async_request_access(grid.at(sim_index),
+                                           boost::asio::bind_cancellation_slot(cancel.slot(), std::move(on_loop)));
+        } catch (...) {
+            request_pending = false;
+            fail(std::current_exception());
+        }
+    }
+
+    // Loop thread: the request's completion.
+    void on_granted(std::error_code ec, Access access)
+    {
+        request_pending = false;
+        bool stopped = false;
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            stopped = stop_requested || run_state != Run::running;
+            if (!stopped) {
+                if (!access) {
+                    error = ec;
+                } else {
+                    ++calls;
+                    callback_thread = std::this_thread::get_id();
+                }
+            }
+        }
+        if (stopped) {
+            // Withdrawn by stop(), or granted just before it: released unused.
+            access = Access{};
+            finish();
+            return;
+        }
+        if (!access) {
+            try {
+                announce_end(ec);
+            } catch (...) {
+                fail(std::current_exception());
+                return;
+            }
+            finish();
+            return;
+        }
+        TimerTick tick;
+        tick.index = sim_index;
+        tick.sim_time = grid.at(sim_index);
+        tick.access = &access;
+        try {
+            CallScope scope{*this};
+            callback(tick);
+        } catch (...) {
+            access.release();
+            fail(std::current_exception());
+            return;
+        }
+        if (stop_was_requested()) {
+            access.release();
+            finish();
+            return;
+        }
+        ++sim_index;
+        try {
+            access.release(grid.at(sim_index));
+        } catch (...) {
+            access.release();
+            fail(std::current_exception());
+            return;
+        }
+        request_next();
+    }
+
+    // ------------------------------------------------------------------ data
+
+    const PeriodicTimerConfig config;
+    const TimerContext context;
+    const PeriodicSchedule grid;
     WallClockSource* clock = nullptr;
-    bool use_asio = false;
+    ManualWallClock* self_driven = nullptr;
     std::shared_ptr<detail::SignalState> signal;
 
     mutable std::mutex mutex;
     std::condition_variable cv;
     Run run_state = Run::idle;
+    Mode mode = Mode::none;
+    bool ready = false;     // start_async has handed the run to the loop
+    bool finishing = false; // finish() has begun
     bool stop_requested = false;
     bool start_seen = false;
-    bool requesting = false; // simulated: in (or about to enter) request_access
-    std::thread::id timer_thread;
+    SystemTime start_time{}; // real clock: the start, or the start signal
+    std::thread::id callback_thread; // the thread inside the callback, if any
     std::uint64_t calls = 0;
     std::uint64_t skipped = 0;
     std::error_code error;
     std::exception_ptr async_failure;
+    std::uint64_t armed = 0; // generation of the current wall-clock wait
+    std::uint64_t woken = 0; // start(): the last generation found due
+    Executor executor;
+    std::unique_ptr<EventLoop> private_loop;
+    std::unique_ptr<WallTimer> wall_timer;
+    std::shared_ptr<detail::SignalListener> listener;
+    std::mutex teardown_mutex;
 
-    // Guards `thread`: two threads calling stop() must not both join it.
-    std::mutex join_mutex;
-    std::thread thread;
-    std::optional<Accessor> preregistered; // set by start_async before the thread exists
-
-    boost::asio::io_context io;
-    boost::asio::system_timer asio_timer{io};
+    // The run (the thread running the timer; start_async sets them before handing over).
+    TimerCallback callback;           // start_async
+    std::int64_t next = 0;            // real clock: grid index of the next call
+    std::uint64_t skipped_now = 0;
+    std::int64_t sim_index = 0;       // simulated, start_async: index of the pending request
+    std::optional<Accessor> accessor; // simulated, start_async
+    bool request_pending = false;
+    boost::asio::cancellation_signal cancel; // the pending request's cancellation, on the loop
+    std::stop_source stop_source;            // start(): the blocking request's cancellation
 };
 
 PeriodicTimer::PeriodicTimer(PeriodicTimerConfig config, TimerContext context)
@@ -373,68 +769,75 @@ PeriodicTimer::PeriodicTimer(PeriodicTimerConfig config, TimerContext context)
     if (config.wait_for_start && context.signal == nullptr) {
         throw Error(errc::invalid_argument, who + ": wait_for_start needs a signal (TimerContext::signal)");
     }
+    if (context.executor && config.clock == TimerClock::real && context.wall_clock != nullptr &&
+        context.wall_clock != &context.executor.clock()) {
+        throw Error(errc::invalid_argument,
+                    who + ": wall_clock is not the executor's clock (the timer waits on its loop, which follows "
+                          "that clock; leave wall_clock empty)");
+    }
     impl_ = std::make_shared<Impl>(std::move(config), context);
 }
 
 PeriodicTimer::~PeriodicTimer()
 {
-    impl_->request_stop();
-    if (impl_->on_timer_thread()) {
-        // Destroyed from inside its own callback: joining would deadlock. The
-        // thread owns a reference to the state and ends after the callback.
-        std::lock_guard<std::mutex> guard(impl_->join_mutex);
-        if (impl_->thread.joinable()) impl_->thread.detach();
+    const std::shared_ptr<Impl> self = impl_;
+    (void)self->request_stop();
+    if (self->on_private_loop_thread()) {
+        // Destroyed from inside its own callback: the loop cannot join itself.
+        // A thread of its own does, once the run has ended after the callback.
+        std::thread([self] {
+            self->wait_until_ended();
+            self->teardown();
+        }).detach();
         return;
     }
-    std::lock_guard<std::mutex> guard(impl_->join_mutex);
-    if (impl_->thread.joinable()) impl_->thread.join();
+    self->teardown();
 }
 
 void PeriodicTimer::start(TimerCallback callback)
 {
-    impl_->claim(callback);
-    impl_->run(callback);
+    const std::shared_ptr<Impl> self = impl_; // the run keeps the state alive
+    self->claim(callback, Impl::Mode::blocking);
+    struct End {
+        Impl& self;
+        ~End()
+        {
+            self.finish();
+            self.teardown();
+        }
+    } end{*self};
+    if (self->config.clock == TimerClock::real) self->prepare_loop(true);
+    if (self->subscribe_signal()) self->on_stop_signal();
+    if (self->config.clock == TimerClock::real) {
+        self->run_real_blocking(callback);
+    } else {
+        self->run_sim_blocking(callback);
+    }
 }
 
 void PeriodicTimer::start_async(TimerCallback callback)
 {
-    impl_->claim(callback);
-    std::lock_guard<std::mutex> guard(impl_->join_mutex);
+    const std::shared_ptr<Impl> self = impl_;
+    self->claim(callback, Impl::Mode::async);
     try {
-        if (impl_->config.clock == TimerClock::simulated) {
-            AccessorOptions options;
-            options.kind = AccessorKind::lockstep;
-            options.priority = impl_->config.priority;
-            impl_->preregistered.emplace(impl_->context.handler->register_accessor(impl_->config.name, options));
-        }
-        impl_->thread = std::thread([self = impl_, callback = std::move(callback)] {
-            try {
-                self->run(callback);
-            } catch (...) {
-                std::lock_guard<std::mutex> inner(self->mutex);
-                self->async_failure = std::current_exception();
-            }
-        });
+        self->prepare_async(std::move(callback));
     } catch (...) {
-        impl_->preregistered.reset();
-        std::lock_guard<std::mutex> inner(impl_->mutex);
-        impl_->run_state = Impl::Run::finished;
+        self->finish();
+        self->teardown();
         throw;
     }
 }
 
 void PeriodicTimer::stop()
 {
-    impl_->request_stop();
-    if (impl_->on_timer_thread()) return;
-    {
-        std::lock_guard<std::mutex> guard(impl_->join_mutex);
-        if (impl_->thread.joinable()) impl_->thread.join();
-    }
+    const std::shared_ptr<Impl> self = impl_;
+    const bool inside = self->request_stop();
+    if (inside) return;
+    if (!self->on_private_loop_thread()) self->teardown();
     std::exception_ptr failure;
     {
-        std::lock_guard<std::mutex> guard(impl_->mutex);
-        failure = std::exchange(impl_->async_failure, nullptr);
+        std::lock_guard<std::mutex> guard(self->mutex);
+        failure = std::exchange(self->async_failure, nullptr);
     }
     if (failure) std::rethrow_exception(failure);
 }
