@@ -263,9 +263,8 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
 
     // Periodic timers (the CPM Lab semantics): simulated ones are lockstep
     // accessors too; real ones fire at UNIX-epoch instants. All of them wait
-    // and run on one event loop: one thread, however many timers.
+    // and run on the wall loop: one thread, however many timers.
     simsync::StartStopSignal timer_signal; // fired once every thread is up
-    simsync::EventLoop timer_loop;         // outlives the timers below
     std::vector<std::unique_ptr<simsync::PeriodicTimer>> timers;
     std::vector<std::unique_ptr<std::atomic<std::uint64_t>>> timer_calls;
     for (const simsync::TimerConfig& t : config.timers) {
@@ -277,7 +276,7 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
         timer_config.wait_for_start = t.wait_for_start;
         timers.push_back(std::make_unique<simsync::PeriodicTimer>(
             timer_config, simsync::TimerContext{.handler = &handler, .signal = &timer_signal,
-                                                .executor = timer_loop.executor()}));
+                                                .executor = wall_loop.executor()}));
         timer_calls.push_back(std::make_unique<std::atomic<std::uint64_t>>(0));
         timers.back()->start_async([calls = timer_calls.back().get()](const simsync::TimerTick&) { ++*calls; });
     }

@@ -5,6 +5,7 @@
 /// include it only where asynchronous accessors are used.
 
 #include <simsync/accessor.hpp>
+#include <simsync/error.hpp>
 #include <simsync/event_loop.hpp>
 
 #include <boost/asio/io_context.hpp>
@@ -14,6 +15,8 @@
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/cancellation_type.hpp>
+#include <boost/asio/execution/blocking.hpp>
+#include <boost/asio/execution/context.hpp>
 #include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
@@ -134,14 +137,57 @@ boost::asio::io_context& io_context_of(const Executor& executor);
 
 } // namespace detail
 
+/// An Asio executor that runs work on an EventLoop's thread (asio_executor()).
+/// It posts through the loop's Executor handle, which keeps the loop alive for
+/// the length of each post, or finds it gone: a plain io_context executor
+/// would not own its context, and the thread that grants a request (or posts
+/// a step duty) may still be inside that post when the completion has already
+/// run on the loop and the loop has been destroyed. Work posted to a loop that
+/// is gone is dropped (destroyed on the posting thread). It tracks no
+/// outstanding work: the loop's own work guard keeps it running.
+///
+/// Copy/move: a value type. Thread safety: as Executor.
+class LoopExecutor {
+public:
+    explicit LoopExecutor(const Executor& executor)
+        : executor_(executor), context_(&detail::io_context_of(executor))
+    {
+    }
+
+    // Never blocking: every job is posted (Asio's post() requires saying so).
+    LoopExecutor require(boost::asio::execution::blocking_t::never_t) const noexcept { return *this; }
+    static constexpr boost::asio::execution::blocking_t query(boost::asio::execution::blocking_t) noexcept
+    {
+        return boost::asio::execution::blocking.never;
+    }
+    /// The loop's io_context (valid while the loop lives).
+    boost::asio::io_context& query(boost::asio::execution::context_t) const noexcept { return *context_; }
+
+    template <class Function>
+    void execute(Function&& f) const
+    {
+        auto job = std::make_shared<std::decay_t<Function>>(std::forward<Function>(f));
+        try {
+            executor_.post([job] { (*job)(); });
+        } catch (const Error&) {
+            // The loop is gone: the job (and an access it carries) ends here.
+        }
+    }
+
+    /// Equal executors post to one loop.
+    friend bool operator==(const LoopExecutor& a, const LoopExecutor& b) noexcept { return a.context_ == b.context_; }
+    friend bool operator!=(const LoopExecutor& a, const LoopExecutor& b) noexcept { return !(a == b); }
+
+private:
+    Executor executor_;
+    boost::asio::io_context* context_;
+};
+
 /// The Asio executor of an EventLoop, for asynchronous accessors that should
-/// complete on the loop's thread (beside the pacer and the clock publisher).
-/// Valid while the loop lives.
+/// complete on the loop's thread (beside the pacer and the clock publisher):
+/// `bind_executor(simsync::asio_executor(loop.executor()), handler)`.
 /// @throws simsync::Error (invalid_state) if the loop is gone.
-inline boost::asio::io_context::executor_type asio_executor(const Executor& executor)
-{
-    return detail::io_context_of(executor).get_executor();
-}
+inline LoopExecutor asio_executor(const Executor& executor) { return LoopExecutor(executor); }
 
 template <class CompletionToken>
 auto Accessor::async_request_access(SimTime t, CompletionToken&& token)

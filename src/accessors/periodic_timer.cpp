@@ -59,49 +59,6 @@ SystemTime from_grid(SimTime t)
 
 std::string describe(const PeriodicTimerConfig& config) { return "PeriodicTimer '" + config.name + "'"; }
 
-// The Asio executor the timer's asynchronous requests complete on: it posts
-// through the loop's Executor handle, which keeps the loop alive for the length
-// of each post, or finds it gone. A plain io_context executor (asio_executor())
-// does not own its context: the core thread that grants a request (or posts its
-// step duty) may still be inside that post when the completion has already run
-// on the loop and stop() has joined and destroyed the timer's private loop.
-// Without outstanding-work tracking: the loop's own work guard keeps it running.
-class LoopExecutor {
-public:
-    explicit LoopExecutor(const Executor& executor)
-        : executor_(executor), identity_(&asio_executor(executor).context())
-    {
-    }
-
-    // Never blocking: every job is posted (Asio's post() requires saying so).
-    LoopExecutor require(boost::asio::execution::blocking_t::never_t) const noexcept { return *this; }
-    static constexpr boost::asio::execution::blocking_t query(boost::asio::execution::blocking_t) noexcept
-    {
-        return boost::asio::execution::blocking.never;
-    }
-
-    template <class Function>
-    void execute(Function&& f) const
-    {
-        auto job = std::make_shared<std::decay_t<Function>>(std::forward<Function>(f));
-        try {
-            executor_.post([job] { (*job)(); });
-        } catch (const Error&) {
-            // The loop is gone: the job (and an access it carries) ends here.
-        }
-    }
-
-    friend bool operator==(const LoopExecutor& a, const LoopExecutor& b) noexcept
-    {
-        return a.identity_ == b.identity_;
-    }
-    friend bool operator!=(const LoopExecutor& a, const LoopExecutor& b) noexcept { return !(a == b); }
-
-private:
-    Executor executor_;
-    const void* identity_; // the loop's io_context: equal executors post to one loop
-};
-
 } // namespace
 
 // Who runs what:
@@ -634,7 +591,7 @@ struct PeriodicTimer::Impl : std::enable_shared_from_this<PeriodicTimer::Impl> {
         request_pending = true;
         try {
             auto on_loop = boost::asio::bind_executor(
-                LoopExecutor(executor), [weak = weak_from_this()](std::error_code ec, Access access) {
+                asio_executor(executor), [weak = weak_from_this()](std::error_code ec, Access access) {
                     if (auto self = weak.lock()) self->on_granted(ec, std::move(access));
                 });
             accessor->async_request_access(grid.at(sim_index),
