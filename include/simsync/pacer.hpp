@@ -1,262 +1,27 @@
 #pragma once
 /// @file
 /// The real-time pacing view: a lockstep accessor that holds simulated time back
-/// so that it advances with wall time times the time scale, plus the pure pacing
-/// maths it is built from (deadlines, catch-up policy, lateness, achieved rate).
+/// so that it advances with wall time times the time scale. Its pure parts have
+/// headers of their own: the pacing maths (pacing_schedule.hpp), the lateness
+/// histogram (lateness.hpp) and the achieved real-time factor (rate_window.hpp).
 
 #include <simsync/event_loop.hpp>
 #include <simsync/handler.hpp>
+#include <simsync/lateness.hpp>
+#include <simsync/pacing_schedule.hpp>
+#include <simsync/rate_window.hpp>
 #include <simsync/time.hpp>
 #include <simsync/time_scale.hpp>
 #include <simsync/wall_clock.hpp>
 
-#include <array>
 #include <chrono>
-#include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <exception>
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 namespace simsync {
-
-/// What the pacer does after it has fallen behind its schedule (a grant that
-/// arrives after its wall-clock deadline: the world stepped too slowly, or the
-/// machine was busy).
-enum class CatchUp {
-    /// Forget the backlog at once: re-anchor the schedule at the late grant. The
-    /// simulation never runs faster than the target to make up for lost time; the
-    /// schedule drifts by every lateness.
-    none,
-    /// Keep the schedule (run flat out to catch up) while at most
-    /// `PacerConfig::max_catch_up` of wall time behind; when further behind, slide
-    /// the schedule so that exactly that much remains to catch up. The default.
-    bounded,
-    /// Keep the schedule whatever the backlog: after a stall the simulation runs
-    /// flat out until it is back on the original schedule.
-    full,
-};
-
-const char* to_string(CatchUp policy) noexcept;
-/// Parses "none", "bounded" or "full". @throws simsync::Error (invalid_argument).
-CatchUp parse_catch_up(const std::string& name);
-
-// ------------------------------------------------------------------ pure maths
-
-/// What the pacer knows at a grant (or while it waits for the deadline of one).
-/// Plain values, so that PacingSchedule can be driven by a table in a test.
-struct PacingInput {
-    /// The granted simulation time the pacer holds.
-    SimTime granted{};
-    /// The wall clock now.
-    WallTime now{};
-    /// SimSyncHandler::run_generation() at this moment.
-    std::uint64_t run_generation = 0;
-    /// SimSyncHandler::state() == running (false while paused or stopped).
-    bool running = true;
-    /// TimeScale::generation() and TimeScale::value() at this moment.
-    std::uint64_t scale_generation = 0;
-    double scale = 1.0;
-};
-
-/// Why a decision departs from plain pacing.
-enum class PacingEvent {
-    none,     ///< on schedule (or late and catching up)
-    anchored, ///< first grant, or the first after a pause / resume / step / run_until
-    paused,   ///< the handler is not running: no pacing until it runs again
-    rescaled, ///< the time scale changed: the schedule continues from here at the new scale
-    dropped,  ///< late beyond what the catch-up policy allows: backlog forgiven
-};
-
-const char* to_string(PacingEvent event) noexcept;
-
-/// The outcome of PacingSchedule::on_grant / on_wake.
-struct PacingDecision {
-    /// True: wait until `deadline`, then release. False: release at once.
-    bool sleep = false;
-    /// The wall instant at which the grant is due (== input.now when releasing at once
-    /// because of an anchoring or a pause).
-    WallTime deadline{};
-    /// How long after its deadline the grant arrived (> 0 only for late grants,
-    /// measured before any re-anchoring).
-    WallClock::duration lateness{};
-    /// Wall time of backlog forgiven by this decision (CatchUp none / bounded).
-    WallClock::duration dropped{};
-    PacingEvent event = PacingEvent::none;
-};
-
-/// The pacing maths, free of threads and clocks: maps a granted simulation time to
-/// the wall-clock deadline `anchor_wall + (T - anchor_sim) / scale` and keeps the
-/// anchor (the pair of simulated and wall instants the schedule is measured from)
-/// up to date per catch-up policy, pause, resume, step and scale changes.
-///
-/// Rules, applied by on_grant in this order:
-///  1. handler not running (paused at this grant, single steps, stopped): release
-///     at once and drop the anchor, so stepping is never slowed down;
-///  2. no anchor yet, or run_generation changed since the last call (pause, resume,
-///     step, run_until happened in between): anchor at (T, now) and release at
-///     once: the schedule restarts from the moment the pacer sees the change, so
-///     a long pause neither bursts (old deadlines) nor stalls;
-///  3. scale_generation changed: re-anchor at (the simulated time the old schedule
-///     had reached at `now`, clamped to T; now) with the new scale, so the
-///     displayed motion stays continuous (a backlog is forgiven);
-///  4. deadline not passed: sleep until it; passed: release at once, report the
-///     lateness, and apply the CatchUp policy.
-/// Deadlines are exact integer nanoseconds, rounded up (never early).
-///
-/// Copy/move: both (a value type).
-/// Thread safety: distinct objects: safe. Shared objects: unsafe.
-///
-/// @code
-/// simsync::PacingSchedule schedule(simsync::CatchUp::bounded, 100ms);
-/// auto d = schedule.on_grant({.granted = t, .now = clock.steady_now(), ...});
-/// if (d.sleep) clock.sleep_until(d.deadline);
-/// @endcode
-class PacingSchedule {
-public:
-    /// @throws simsync::Error (invalid_argument) if `max_catch_up < 0`.
-    explicit PacingSchedule(CatchUp policy = CatchUp::bounded,
-                            WallClock::duration max_catch_up = std::chrono::milliseconds(100));
-
-    /// Decides what to do with a grant at `in.granted`. Calls must come in order of
-    /// grant (non-decreasing `granted` and `now`).
-    /// @throws simsync::Error (invalid_argument) if `in.scale` is not in
-    ///         [TimeScale::kMin, TimeScale::kMax].
-    PacingDecision on_grant(const PacingInput& in);
-    /// Re-decides while waiting for the deadline of the grant at `in.granted`: the
-    /// handler may have paused or stopped (release at once) or the scale changed
-    /// (new deadline). A resume or run_until seen here keeps the deadline.
-    PacingDecision on_wake(const PacingInput& in);
-
-    bool anchored() const noexcept { return anchored_; }
-    SimTime anchor_sim() const noexcept { return anchor_sim_; }
-    WallTime anchor_wall() const noexcept { return anchor_wall_; }
-    /// The scale the schedule runs at, in parts per billion (exact).
-    std::int64_t scale_ppb() const noexcept { return ppb_; }
-    CatchUp policy() const noexcept { return policy_; }
-    WallClock::duration max_catch_up() const noexcept { return max_catch_up_; }
-
-    /// `anchor_wall + (t - anchor_sim) / scale`, rounded up to the nanosecond.
-    /// @throws simsync::Error (invalid_state) if not anchored.
-    WallTime deadline(SimTime t) const;
-    /// Places the anchor explicitly.
-    void anchor(SimTime sim, WallTime wall) noexcept;
-    /// Forgets the anchor: the next grant anchors.
-    void unanchor() noexcept { anchored_ = false; }
-
-private:
-    void observe(const PacingInput& in) noexcept;
-    void rescale(std::int64_t ppb, WallTime now, SimTime held) noexcept;
-
-    CatchUp policy_;
-    WallClock::duration max_catch_up_;
-    bool anchored_ = false;
-    bool observed_ = false;
-    SimTime anchor_sim_{};
-    WallTime anchor_wall_{};
-    std::int64_t ppb_ = 1'000'000'000;
-    std::uint64_t run_generation_ = 0;
-    std::uint64_t scale_generation_ = 0;
-};
-
-/// A summary of a lateness distribution.
-struct LatenessSummary {
-    std::uint64_t count = 0;
-    WallClock::duration p50{};
-    WallClock::duration p99{};
-    WallClock::duration max{};
-    WallClock::duration mean{};
-    /// One bucket of the display histogram: `count` values in [previous upper, upper).
-    struct Bucket {
-        WallClock::duration upper{};
-        std::uint64_t count = 0;
-    };
-    /// 1-2-5 buckets from 1 us to 10 s plus an overflow bucket (upper ==
-    /// duration::max()); empty buckets included, so the layout is fixed.
-    std::vector<Bucket> histogram;
-};
-
-/// Lateness values in a log-linear histogram: constant memory, O(1) record.
-/// Percentiles are exact below 16 ns and otherwise within 1/16 (6.25%) above the
-/// true value, never below it (each is the top of its bucket, capped at the
-/// maximum); count, max and mean are exact. Negative values count as zero.
-///
-/// Copy/move: both. Thread safety: distinct objects: safe. Shared objects: unsafe.
-class LatenessHistogram {
-public:
-    void record(WallClock::duration lateness) noexcept;
-    std::uint64_t count() const noexcept { return count_; }
-    WallClock::duration max() const noexcept { return WallClock::duration{max_ns_}; }
-    WallClock::duration mean() const noexcept;
-    /// The nearest-rank percentile, `p` in [0, 1]; zero when empty.
-    WallClock::duration percentile(double p) const noexcept;
-    LatenessSummary summary() const;
-    void clear() noexcept;
-
-private:
-    static constexpr std::size_t kSubBuckets = 16;
-    static constexpr std::size_t kBuckets = kSubBuckets + (64 - 4) * kSubBuckets;
-    static constexpr std::size_t kDisplayBuckets = 23;
-    static std::size_t index_of(std::uint64_t ns) noexcept;
-    static std::uint64_t top_of(std::size_t index) noexcept;
-
-    std::array<std::uint64_t, kBuckets> buckets_{};
-    std::array<std::uint64_t, kDisplayBuckets> display_{};
-    std::uint64_t count_ = 0;
-    std::int64_t max_ns_ = 0;
-    long double sum_ns_ = 0;
-};
-
-/// The real-time factor actually achieved over a sliding window of wall time.
-///
-/// Formula: of the samples (wall w_i, simulated t_i) whose wall instant lies in
-/// `[now - window, now]`, take the oldest (w_0, t_0) and the newest (w_n, t_n):
-///
-///     factor = (t_n - t_0) / (w_n - w_0)      (simulated seconds per wall second)
-///
-/// Limits, so that nobody reads more into it than it says:
-///  - it is unknown (nullopt) until two samples with distinct wall instants fall in
-///    the window, e.g. at start or after a pause longer than the window;
-///  - its resolution is one sample (the pacer samples at every release, i.e. once
-///    per pacing period), so a window should span many periods; it describes
-///    the stretch between two releases, not the instant `now`;
-///  - paused wall time inside the window counts (the factor drops during and just
-///    after a pause); while no samples arrive it keeps describing the last
-///    window with samples, until they age out;
-///  - at most `max_samples` samples are kept (the oldest go first), which
-///    shortens the effective window if samples come faster than
-///    `max_samples / window`.
-/// Unlike Drake's Simulator::get_actual_realtime_rate (since the last reset),
-/// this forgets the past beyond the window, so it follows changes of scale.
-///
-/// Copy/move: both. Thread safety: distinct objects: safe. Shared objects: unsafe.
-class RealTimeFactorWindow {
-public:
-    /// @throws simsync::Error (invalid_argument) if `window <= 0` or `max_samples < 2`.
-    explicit RealTimeFactorWindow(WallClock::duration window = std::chrono::seconds(1),
-                                  std::size_t max_samples = 10'000);
-    /// Adds a sample. Wall instants must not decrease.
-    void add(WallTime wall, SimTime sim);
-    /// The factor over `[now - window, now]`, or nullopt (see above).
-    std::optional<double> factor(WallTime now) const noexcept;
-    WallClock::duration window() const noexcept { return window_; }
-    std::size_t size() const noexcept { return samples_.size(); }
-    void clear() noexcept { samples_.clear(); }
-
-private:
-    struct Sample {
-        WallTime wall;
-        SimTime sim;
-    };
-    WallClock::duration window_;
-    std::size_t max_samples_;
-    std::deque<Sample> samples_;
-};
-
-// ------------------------------------------------------------------ the pacer
 
 /// Configuration of a RealTimePacer (plain values with defaults).
 struct PacerConfig {

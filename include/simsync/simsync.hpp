@@ -8,9 +8,12 @@
 #include <simsync/error.hpp>
 #include <simsync/event_loop.hpp>
 #include <simsync/handler.hpp>
+#include <simsync/lateness.hpp>
 #include <simsync/operator_commands.hpp>
 #include <simsync/pacer.hpp>
+#include <simsync/pacing_schedule.hpp>
 #include <simsync/periodic_timer.hpp>
+#include <simsync/rate_window.hpp>
 #include <simsync/schedule.hpp>
 #include <simsync/start_signal.hpp>
 #include <simsync/time.hpp>
