@@ -4,6 +4,8 @@
 /// that steps the world) that publishes the selected time source at a fixed rate
 /// of simulated time, to any number of sinks.
 
+#include <simsync/clock_sink.hpp>
+#include <simsync/clock_udp.hpp>
 #include <simsync/event_loop.hpp>
 #include <simsync/handler.hpp>
 #include <simsync/schedule.hpp>
@@ -11,122 +13,13 @@
 #include <simsync/time_source.hpp>
 #include <simsync/wall_clock.hpp>
 
-#include <array>
 #include <chrono>
-#include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 
 namespace simsync {
-
-/// One published clock message.
-struct ClockMessage {
-    /// 0 for the first message of a publisher, +1 for each message after it.
-    std::uint64_t sequence = 0;
-    /// The selected time source's time.
-    SourceTime time{};
-    /// The handler's simulation time: the granted tick, or while paused the
-    /// time the simulation is paused at.
-    SimTime sim_time{};
-    /// True if the simulation was paused when the message was made.
-    bool paused = false;
-
-    friend bool operator==(const ClockMessage&, const ClockMessage&) = default;
-};
-
-/// Where clock messages go. Implement it for a transport of your own.
-///
-/// Copy/move: an interface. Thread safety: a ClockPublisher calls `publish` for
-/// one sink never concurrently and always in sequence order (one mutex of the
-/// publisher is held around every delivery), but not always on the same thread:
-///  - a tick on the thread that steps the world, right after the step (the
-///    publisher is an inline system; with StepThread::host, the host thread);
-///    a first tick due at once on the publisher's executor thread;
-///  - a paused message on the publisher's executor thread (its EventLoop);
-///  - the first call after ClockPublisher::add_sink (the last message, for a
-///    late joiner) on the thread calling add_sink.
-/// A sink that makes its own thread step (a paused message's sink that calls
-/// step or resume) gets the ticks granted meanwhile right after it returns, on
-/// that thread: never a nested call.
-class ClockSink {
-public:
-    virtual ~ClockSink() = default;
-    /// Delivers one message. Must not call the publisher's add_sink,
-    /// add_callback or last_message (they would deadlock); stop() is fine (it
-    /// only asks, see ClockPublisher::stop). Must not block: it runs on the
-    /// stepping thread, so the simulation (every accessor, not only the
-    /// clock) waits for it, and a lockstep clock holds simulated time at its
-    /// next tick meanwhile. Non-blocking transports (UDP, a DDS write, a
-    /// callback that queues) are the intended sinks. An exception escaping
-    /// `publish` is caught and counted (ClockPublisher::sink_failures); the
-    /// sink stays subscribed.
-    virtual void publish(const ClockMessage& message) = 0;
-};
-
-/// A sink that calls a function, on the threads described at ClockSink (the
-/// stepping thread for ticks, the executor's thread for paused messages, the
-/// add_sink caller for a late joiner's first message).
-/// Copy/move: neither. Thread safety: as ClockSink.
-class CallbackClockSink final : public ClockSink {
-public:
-    using Callback = std::function<void(const ClockMessage&)>;
-    /// @throws simsync::Error (invalid_argument) if `callback` is empty.
-    explicit CallbackClockSink(Callback callback);
-    void publish(const ClockMessage& message) override;
-
-private:
-    Callback callback_;
-};
-
-/// Size in bytes of a clock datagram (see docs/clock_udp.md).
-inline constexpr std::size_t kClockDatagramSize = 32;
-/// Version written in bytes 4-5 of a clock datagram.
-inline constexpr std::uint16_t kClockDatagramVersion = 1;
-/// Bit 0 of the flags field: the simulation is paused.
-inline constexpr std::uint16_t kClockFlagPaused = 0x0001;
-
-using ClockDatagram = std::array<std::byte, kClockDatagramSize>;
-
-/// Encodes a message as the 32-byte little-endian datagram of docs/clock_udp.md.
-/// The source time is split as to_ros_time does (saturating outside the int32
-/// range of seconds).
-ClockDatagram encode_clock_datagram(const ClockMessage& message) noexcept;
-
-/// Decodes a clock datagram.
-/// @throws simsync::Error (invalid_argument) if the size is not 32 bytes, the
-///         magic is not `SSCK`, the version is not 1 or the nanoseconds are not
-///         below 1e9; the message names the offending value.
-ClockMessage decode_clock_datagram(std::span<const std::byte> datagram);
-
-/// A sink that sends each message as one UDP datagram (docs/clock_udp.md)
-/// through Boost.Asio. Sending is synchronous (a UDP send does not wait for the
-/// receiver) and best effort: a failed send is counted, never thrown on the
-/// stepping thread.
-/// Copy/move: neither. Thread safety: distinct objects: safe. Shared objects:
-/// `publish` as ClockSink says; `sent` and `send_errors` from any thread.
-class UdpClockSink final : public ClockSink {
-public:
-    /// Resolves `host` (a name or a numeric address, IPv4 or IPv6) and opens a socket.
-    /// @throws simsync::Error (invalid_argument) if the host does not resolve
-    ///         or the socket cannot be opened; the message names host and port.
-    UdpClockSink(const std::string& host, std::uint16_t port);
-    ~UdpClockSink() override;
-    UdpClockSink(const UdpClockSink&) = delete;
-    UdpClockSink& operator=(const UdpClockSink&) = delete;
-
-    void publish(const ClockMessage& message) override;
-
-    std::uint64_t sent() const noexcept;
-    std::uint64_t send_errors() const noexcept;
-
-private:
-    struct Impl;
-    std::unique_ptr<Impl> impl_;
-};
 
 /// Configuration of a ClockPublisher.
 struct ClockPublisherConfig {

@@ -4,6 +4,8 @@
 
 #include <simsync/accessor.hpp>
 #include <simsync/clock_publisher.hpp>
+#include <simsync/clock_sink.hpp>
+#include <simsync/clock_udp.hpp>
 #include <simsync/config.hpp>
 #include <simsync/error.hpp>
 #include <simsync/event_loop.hpp>
