@@ -8,7 +8,10 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
+#include <condition_variable>
+#include <exception>
 #include <future>
+#include <utility>
 #include <optional>
 #include <mutex>
 #include <thread>
@@ -105,24 +108,56 @@ void Executor::sync(const std::function<void()>& job) const
         job();
         return;
     }
-    // The promise lives in the job: a loop destroyed before running it drops
-    // the job, and with it the promise, which the future reports as broken.
-    auto done = std::make_shared<std::promise<void>>();
-    auto finished = done->get_future();
-    boost::asio::post(loop->io, [&job, done = std::move(done)] {
+    // The state's last word comes from the job's destructor: run or dropped
+    // (a loop destroyed before running it drops it), the waiter learns which.
+    // The error is moved out by the waiter under the mutex, so the loop thread
+    // never drops the last reference to an exception the caller has caught
+    // (exception_ptr's count is invisible to ThreadSanitizer).
+    struct State {
+        std::mutex mutex;
+        std::condition_variable cv;
+        bool ran = false;
+        bool finished = false;
+        std::exception_ptr error;
+    };
+    struct Finish {
+        std::shared_ptr<State> state;
+        explicit Finish(std::shared_ptr<State> s) : state(std::move(s)) {}
+        Finish(Finish&& other) noexcept = default;
+        Finish& operator=(Finish&&) = delete;
+        ~Finish()
+        {
+            if (!state) return;
+            std::lock_guard<std::mutex> guard(state->mutex);
+            state->finished = true;
+            state->cv.notify_all();
+        }
+    };
+    auto state = std::make_shared<State>();
+    boost::asio::post(loop->io, [&job, finish = Finish(state)] {
+        std::exception_ptr error;
         try {
             job();
-            done->set_value();
         } catch (...) {
-            done->set_exception(std::current_exception());
+            error = std::current_exception();
         }
+        std::lock_guard<std::mutex> guard(finish.state->mutex);
+        finish.state->ran = true;
+        finish.state->error = std::move(error);
     });
     loop.reset(); // the loop's destruction must not wait for us
-    try {
-        finished.get();
-    } catch (const std::future_error&) {
-        job(); // dropped: nothing runs on the loop any more
+    std::exception_ptr error;
+    {
+        std::unique_lock<std::mutex> lock(state->mutex);
+        state->cv.wait(lock, [&] { return state->finished; });
+        if (!state->ran) {
+            lock.unlock();
+            job(); // dropped: nothing runs on the loop any more
+            return;
+        }
+        error = std::exchange(state->error, nullptr);
     }
+    if (error) std::rethrow_exception(error);
 }
 
 bool Executor::running_in_this_thread() const noexcept
