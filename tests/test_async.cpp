@@ -334,6 +334,34 @@ TEST_CASE("Async.Cancel.SlotWithdrawsThePendingRequest" * doctest::timeout(30))
     signal.emit(asio::cancellation_type::terminal);
 }
 
+// An inline system re-arming through one cancellation slot: its first grant
+// completes inside the initiating call and asks again from there. The slot
+// must then withdraw the request that is pending, not the finished one.
+TEST_CASE("Async.Cancel.SlotOfAReArmingInlineSystemWithdrawsItsLiveRequest" * doctest::timeout(30))
+{
+    CountingWorld world;
+    SimSyncHandler handler(world, quiet({.step = 1ms}));
+    auto system = handler.register_accessor("system");
+    auto blocker = handler.register_accessor("blocker"); // holds time at 0 after the system's first grant
+    asio::cancellation_signal signal;
+    std::vector<std::pair<SimTime, std::error_code>> seen; // this thread only: all inline, here
+    std::function<void(std::error_code, Access)> on_grant = [&](std::error_code ec, Access a) {
+        seen.emplace_back(a ? a.granted_time() : SimTime{}, ec);
+        if (ec) return;
+        a.release();
+        system.async_request_access(ms(5), asio::bind_cancellation_slot(signal.slot(), run_inline(on_grant)));
+    };
+    // Granted at once (time is 0 and nobody is ahead), inside this call.
+    system.async_request_access(ms(0), asio::bind_cancellation_slot(signal.slot(), run_inline(on_grant)));
+    REQUIRE(seen.size() == 1);
+    CHECK(seen[0] == std::pair<SimTime, std::error_code>{ms(0), {}});
+    CHECK(is_waiting(handler, "system")); // for 5 ms, behind the blocker at 0
+    signal.emit(asio::cancellation_type::terminal);
+    REQUIRE(seen.size() == 2); // the cancelled completion runs inline, on the emitting thread
+    CHECK(seen[1].second == errc::cancelled);
+    CHECK_FALSE(is_waiting(handler, "system"));
+}
+
 TEST_CASE("Async.Refusals.DeregisterAndStopEndPendingRequests" * doctest::timeout(30))
 {
     CountingWorld world;

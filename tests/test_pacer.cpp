@@ -656,6 +656,8 @@ TEST_CASE("Pacer.Stop.WhileBlockedInRequest" * doctest::timeout(30))
     pacer.stop(); // returns at all only if it ends the request; promptly:
     CHECK(WallClock::now() - t0 < 5s);
     CHECK_FALSE(pacer.running());
+    // Withdrawn, then let go of: nothing of the pacer is left in the handler.
+    for (const auto& a : handler.snapshot().accessors) CHECK(a.name != pacer.config().name);
     pacer.stop(); // idempotent
 }
 

@@ -13,6 +13,7 @@
 #include <boost/asio/append.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/execution/blocking.hpp>
@@ -24,6 +25,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <system_error>
 #include <type_traits>
 #include <utility>
@@ -59,6 +61,9 @@ template <class T>
 struct IsInlineHandler : std::false_type {};
 template <class H>
 struct IsInlineHandler<InlineHandler<H>> : std::true_type {};
+// run_inline() inside a cancellation slot binder stays an inline system.
+template <class H, class Slot>
+struct IsInlineHandler<boost::asio::cancellation_slot_binder<H, Slot>> : IsInlineHandler<H> {};
 
 // The Asio side of an asynchronous request: owns the completion handler and,
 // for a handler with an executor of its own, keeps that executor's work count
@@ -120,15 +125,57 @@ private:
     Handler handler_;
 };
 
-// Withdraws the request when its cancellation slot is emitted. Holds only the
-// ticket, so a late emission (after completion) is harmless.
+// The request a cancellation slot withdraws. The slot's handler is installed
+// before the request starts, because an inline system's completion can run
+// inside the initiating call and re-arm through the same slot: installed
+// afterwards, the finished request's handler would replace the live one's.
+// So the ticket arrives after the handler, and an emission in between is kept
+// and applied when it does. Emission and installation are on whatever thread
+// the slot's owner serialises them on (Asio's rule for slots); the cell only
+// bridges that thread and the initiating one.
+class CancelCell {
+public:
+    void cancel() noexcept
+    {
+        AsyncTicket ticket;
+        {
+            std::lock_guard<std::mutex> guard(mutex_);
+            if (!started_) {
+                cancelled_ = true;
+                return;
+            }
+            ticket = ticket_;
+        }
+        cancel_async(ticket);
+    }
+    void started(AsyncTicket ticket) noexcept
+    {
+        bool cancelled = false;
+        {
+            std::lock_guard<std::mutex> guard(mutex_);
+            ticket_ = ticket;
+            started_ = true;
+            cancelled = cancelled_;
+        }
+        if (cancelled) cancel_async(ticket);
+    }
+
+private:
+    std::mutex mutex_;
+    bool started_ = false;
+    bool cancelled_ = false;
+    AsyncTicket ticket_;
+};
+
+// Withdraws the request when its cancellation slot is emitted (after
+// completion: a no-op, the ticket names a finished request).
 struct CancelRequest {
-    AsyncTicket ticket;
+    std::shared_ptr<CancelCell> cell;
     void operator()(boost::asio::cancellation_type type) const noexcept
     {
         if ((type & (boost::asio::cancellation_type::terminal | boost::asio::cancellation_type::partial |
                      boost::asio::cancellation_type::total)) != boost::asio::cancellation_type::none) {
-            cancel_async(ticket);
+            cell->cancel();
         }
     }
 };
@@ -196,9 +243,14 @@ auto Accessor::async_request_access(SimTime t, CompletionToken&& token)
         [this, t](auto handler) {
             using Handler = decltype(handler);
             auto slot = boost::asio::get_associated_cancellation_slot(handler);
+            std::shared_ptr<detail::CancelCell> cell;
+            if (slot.is_connected()) {
+                cell = std::make_shared<detail::CancelCell>();
+                slot.template emplace<detail::CancelRequest>(detail::CancelRequest{cell});
+            }
             auto completion = std::make_unique<detail::AsioCompletion<Handler>>(std::move(handler));
             const detail::AsyncTicket ticket = start_async(t, std::move(completion));
-            if (slot.is_connected()) slot.template emplace<detail::CancelRequest>(detail::CancelRequest{ticket});
+            if (cell) cell->started(ticket);
         },
         token);
 }

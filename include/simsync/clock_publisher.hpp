@@ -127,9 +127,9 @@ public:
     /// @throws simsync::Error: invalid_state if started or stopped before;
     ///         duplicate_name if the name is taken in the handler.
     void start();
-    /// Stops publishing and deregisters the accessor, which withdraws a
-    /// pending request and lifts the hold on simulated time: prompt even while
-    /// paused. Returns once no completion, paused message or event callback of
+    /// Stops publishing: withdraws a pending request through its cancellation
+    /// slot, then deregisters the accessor, which lifts the hold on simulated
+    /// time: prompt even while paused. Returns once no completion, paused message or event callback of
     /// the publisher is running on another thread and none will publish (a
     /// tick being published on the stepping thread meanwhile finishes first).
     /// A tick granted just before, whose completion the stepping thread has

@@ -154,8 +154,9 @@ public:
     /// Stops the pacer (see stop()).
     ~RealTimePacer();
 
-    /// Ends pacing: a wait for a deadline or a grant is cut short, the access (if
-    /// held) released and the accessor deregistered. Returns when the pacer has
+    /// Ends pacing: a wait for a deadline is cut short, a pending request
+    /// withdrawn through its cancellation slot, the access (if held) released
+    /// and the accessor deregistered. Returns when the pacer has
     /// ended: none of its work runs on the loop after that. Idempotent; safe from
     /// any thread.
     void stop();

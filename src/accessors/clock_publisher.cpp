@@ -2,6 +2,8 @@
 #include <simsync/clock_publisher.hpp>
 #include <simsync/error.hpp>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/udp.hpp>
 
@@ -213,6 +215,15 @@ struct ClockPublisher::Impl {
     Subscription events;
     std::atomic<bool> running{false};
 
+    // The pending tick's cancellation: how stop() withdraws it. Requests are
+    // made on the stepping thread, a re-arm from inside the previous tick's
+    // completion (nested, on the same thread: hence recursive), while stop()
+    // emits from any thread; Asio's slots are not thread-safe, so both happen
+    // under this mutex. Lock order: cancel_mutex, then the core's, then the
+    // gate's (a completion withdrawn by the emission takes it).
+    std::recursive_mutex cancel_mutex;
+    boost::asio::cancellation_signal cancel;
+
     // The index of the next tick: used by one completion at a time (each
     // request follows the previous grant), and by start() before the first.
     std::int64_t next_tick = 0;
@@ -220,13 +231,14 @@ struct ClockPublisher::Impl {
 
 void ClockPublisher::Impl::arm(SimTime tick)
 {
+    // Held across the request: a stop() that closed the gate after the check
+    // below emits only once the request is in place, and withdraws it.
+    const std::lock_guard<std::recursive_mutex> cancel_guard(cancel_mutex);
     {
         std::lock_guard<std::mutex> guard(gate->mutex);
-        if (gate->closed) return; // stop() from a sink: do not ask again
+        if (gate->closed) return; // stopped (from a sink, say): do not ask again
     }
-    // A stop() on another thread from here on waits for this entry, then
-    // withdraws the request (deregister) or finds it refused.
-    accessor.async_request_access(tick, run_inline(OnTick{gate, this}));
+    accessor.async_request_access(tick, boost::asio::bind_cancellation_slot(cancel.slot(), run_inline(OnTick{gate, this})));
 }
 
 void ClockPublisher::Impl::on_tick(std::error_code error, Access access)
@@ -511,11 +523,26 @@ void ClockPublisher::stop()
         impl.thaw_locked(impl.gate->last_generation);
     }
     impl.running.store(false, std::memory_order_release);
-    // Withdraws a pending request at once (its completion finds the gate
-    // closed) and lifts our bound, so the simulation is not held by a
-    // publisher that is gone. A completion running meanwhile may still ask
-    // again: that request is refused (not_registered) the same way.
-    if (started) impl.accessor.deregister();
+    if (started) {
+        // The pending tick is withdrawn through its cancellation slot (its
+        // completion finds the gate closed); with the gate closed, no tick
+        // asks again. From inside the publisher (a sink, say) another thread
+        // may hold cancel_mutex while it waits for us (for sinks_mutex):
+        // there only a free mutex is taken, and otherwise the deregistration
+        // below refuses the request instead.
+        std::unique_lock<std::recursive_mutex> cancel_lock(impl.cancel_mutex, std::defer_lock);
+        if (inside(impl.gate.get())) {
+            (void)cancel_lock.try_lock();
+        } else {
+            cancel_lock.lock();
+        }
+        if (cancel_lock.owns_lock()) impl.cancel.emit(boost::asio::cancellation_type::terminal);
+        if (cancel_lock.owns_lock()) cancel_lock.unlock();
+        // Then the accessor lets go of time: a lockstep accessor holds it at
+        // its last release until deregistered, and a publisher that is gone
+        // must not hold the simulation.
+        impl.accessor.deregister();
+    }
     // From a sink (or anything the publisher runs on this thread) we cannot
     // wait for ourselves: the entries end when the sink returns.
     if (inside(impl.gate.get())) return;

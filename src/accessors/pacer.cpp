@@ -3,7 +3,9 @@
 #include <simsync/asio.hpp>
 #include <simsync/pacer.hpp>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -123,6 +125,8 @@ struct RealTimePacer::Impl : std::enable_shared_from_this<RealTimePacer::Impl> {
     PacingDecision decision; // the decision `held` waits on
     WallTime wait_start{};
     bool ended = false;
+    bool request_pending = false;             // between request() and on_grant()
+    boost::asio::cancellation_signal cancel; // withdraws the pending request
 
     std::atomic<bool> running{true};
     std::mutex stop_mutex; // serialises stop() callers
@@ -158,11 +162,14 @@ WallClock::duration RealTimePacer::Impl::tail() const noexcept
 
 void RealTimePacer::Impl::request()
 {
+    request_pending = true;
     accessor.async_request_access(
-        next, boost::asio::bind_executor(asio_executor(executor),
-                                         [self = shared_from_this()](std::error_code error, Access access) {
-                                             self->on_grant(error, std::move(access));
-                                         }));
+        next, boost::asio::bind_cancellation_slot(
+                  cancel.slot(), boost::asio::bind_executor(asio_executor(executor),
+                                                            [self = shared_from_this()](std::error_code error,
+                                                                                        Access access) {
+                                                                self->on_grant(error, std::move(access));
+                                                            })));
 }
 
 void RealTimePacer::Impl::end(std::error_code error)
@@ -171,6 +178,10 @@ void RealTimePacer::Impl::end(std::error_code error)
     ended = true;
     timer->cancel();
     held = Access{};
+    // The one way to stop an accessor: withdraw its pending request through
+    // its cancellation slot (the completion, `cancelled`, finds the pacer
+    // ended). Request and emission both happen on the loop thread.
+    if (request_pending) cancel.emit(boost::asio::cancellation_type::terminal);
     if (error && error != errc::stopped) {
         Diagnostic d;
         d.kind = Diagnostic::Kind::accessor_ended;
@@ -181,7 +192,9 @@ void RealTimePacer::Impl::end(std::error_code error)
                     " s: its request was refused (" + error.message() + "); time runs unpaced";
         handler.report(d);
     }
-    accessor.deregister(); // time runs free again
+    // Nothing pending now; letting go of the accessor lifts the hold it keeps
+    // on time at its last release, so time runs free again.
+    accessor.deregister();
     running.store(false, std::memory_order_release);
 }
 
@@ -196,6 +209,7 @@ void RealTimePacer::Impl::fail(std::exception_ptr what)
 
 void RealTimePacer::Impl::on_grant(std::error_code error, Access access)
 {
+    request_pending = false;
     if (ended) return; // stopped meanwhile: `access` releases on the way out
     if (error || !access) {
         // stopped, world_failed, or not_registered (revoked). time_passed
@@ -361,8 +375,8 @@ void RealTimePacer::stop()
     impl.handler_events.reset();
     impl.scale_events.reset();
     // On the loop, so that no grant or deadline of the pacer is being handled
-    // while it ends; a request still pending completes with not_registered
-    // and finds it ended.
+    // while it ends; a request still pending is withdrawn (end() emits its
+    // cancellation) and completes with `cancelled`, finding it ended.
     impl.executor.sync([&impl] { impl.end({}); });
 }
 
