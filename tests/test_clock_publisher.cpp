@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <functional>
@@ -848,4 +849,46 @@ TEST_CASE("ClockPublisher.Sink.StepFromAPausedMessageSink" * doctest::timeout(60
     CHECK(m[3].sim_time == ms(10)); // frozen again where the step ended
     for (std::size_t i = 0; i < m.size(); ++i) CHECK(m[i].sequence == i);
     CHECK(max_depth == 1);
+}
+
+// The publisher alone in an unpaced simulation: its loop's thread steps the
+// world from tick to tick (each re-arm inside the previous completion), and
+// stop() from the test thread must withdraw whichever request is live, at any
+// point of that chain: before, during or after a request is put in place.
+// Checked after stop(): it returned, nothing more is published, the accessor
+// is gone and time is no longer held.
+TEST_CASE("ClockPublisher.Stress.StopRacesALoneUnpacedChain" * doctest::timeout(120))
+{
+    std::vector<std::uint64_t> published_at_stop;
+    std::vector<std::uint64_t> published_later;
+    std::vector<bool> accessor_left;
+    std::vector<bool> time_free;
+    for (int round = 0; round < 40; ++round) {
+        simsync::EventLoop loop;
+        simsync::CountingWorld world;
+        simsync::SimSyncHandler handler(world, {.step = 1ms});
+        simsync::SimTimeSource source(handler);
+        std::atomic<std::uint64_t> seen{0};
+        simsync::ClockPublisher clock(handler, source, {.schedule = every(1ms), .paused_period = 1h}, loop.executor());
+        clock.add_callback([&](const ClockMessage&) { seen.fetch_add(1, std::memory_order_relaxed); });
+        clock.start();
+        // Stop after a varying amount of the chain (0 to a few hundred ticks).
+        const std::uint64_t after = static_cast<std::uint64_t>(round % 8) * 37;
+        const auto deadline = std::chrono::steady_clock::now() + kPatience;
+        while (seen.load() < after && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+        clock.stop();
+        published_at_stop.push_back(clock.published());
+        accessor_left.push_back(!has_accessor(handler, "clock"));
+        loop.executor().sync([] {}); // whatever the loop still had queued has run
+        published_later.push_back(clock.published());
+        handler.pause();
+        handler.run_until(handler.now() + 50ms); // nobody holds time: it gets there
+        time_free.push_back(handler.wait_until_paused(simsync::WallClock::now() + kPatience));
+    }
+    for (std::size_t i = 0; i < published_at_stop.size(); ++i) {
+        CAPTURE(i);
+        CHECK(published_later[i] == published_at_stop[i]);
+        CHECK(accessor_left[i]);
+        CHECK(time_free[i]);
+    }
 }

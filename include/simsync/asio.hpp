@@ -175,7 +175,10 @@ struct CancelRequest {
     {
         if ((type & (boost::asio::cancellation_type::terminal | boost::asio::cancellation_type::partial |
                      boost::asio::cancellation_type::total)) != boost::asio::cancellation_type::none) {
-            cell->cancel();
+            // The withdrawn completion may run here and re-arm through the
+            // same slot, replacing this handler: nothing of it is used after.
+            const std::shared_ptr<CancelCell> keep = cell;
+            keep->cancel();
         }
     }
 };

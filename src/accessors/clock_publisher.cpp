@@ -93,6 +93,38 @@ private:
     Gate* gate_;
 };
 
+// The publisher's ticks are requested on the stepping thread (each from the
+// previous tick's completion) and withdrawn by stop() from any thread. Asio's
+// cancellation_signal is not thread-safe: installing a request's handler in
+// its slot and emitting must not overlap. This slot, bound to every tick's
+// request, installs the handler under the mutex that stop() holds around its
+// emission, and a handler installed after the emission is called at once (a
+// request that starts after stop() is withdrawn as it starts). The mutex is
+// held for nothing else: no sink or step runs under it on the requesting side.
+// Recursive, because the emission may run the withdrawn (inline) completion
+// on the emitting thread.
+class LockedSlot {
+public:
+    LockedSlot(std::recursive_mutex& mutex, const bool& emitted, boost::asio::cancellation_signal& signal) noexcept
+        : mutex_(&mutex), emitted_(&emitted), signal_(&signal)
+    {
+    }
+    bool is_connected() const noexcept { return true; }
+    template <class CancellationHandler, class... Args>
+    CancellationHandler& emplace(Args&&... args)
+    {
+        const std::lock_guard<std::recursive_mutex> guard(*mutex_);
+        auto& handler = signal_->slot().template emplace<CancellationHandler>(std::forward<Args>(args)...);
+        if (*emitted_) handler(boost::asio::cancellation_type::terminal);
+        return handler;
+    }
+
+private:
+    std::recursive_mutex* mutex_;
+    const bool* emitted_;
+    boost::asio::cancellation_signal* signal_;
+};
+
 } // namespace
 
 struct ClockPublisher::Impl {
@@ -215,13 +247,9 @@ struct ClockPublisher::Impl {
     Subscription events;
     std::atomic<bool> running{false};
 
-    // The pending tick's cancellation: how stop() withdraws it. Requests are
-    // made on the stepping thread, a re-arm from inside the previous tick's
-    // completion (nested, on the same thread: hence recursive), while stop()
-    // emits from any thread; Asio's slots are not thread-safe, so both happen
-    // under this mutex. Lock order: cancel_mutex, then the core's, then the
-    // gate's (a completion withdrawn by the emission takes it).
+    // The pending tick's cancellation: how stop() withdraws it (see LockedSlot).
     std::recursive_mutex cancel_mutex;
+    bool cancel_emitted = false; // under cancel_mutex
     boost::asio::cancellation_signal cancel;
 
     // The index of the next tick: used by one completion at a time (each
@@ -231,14 +259,15 @@ struct ClockPublisher::Impl {
 
 void ClockPublisher::Impl::arm(SimTime tick)
 {
-    // Held across the request: a stop() that closed the gate after the check
-    // below emits only once the request is in place, and withdraws it.
-    const std::lock_guard<std::recursive_mutex> cancel_guard(cancel_mutex);
     {
         std::lock_guard<std::mutex> guard(gate->mutex);
         if (gate->closed) return; // stopped (from a sink, say): do not ask again
     }
-    accessor.async_request_access(tick, boost::asio::bind_cancellation_slot(cancel.slot(), run_inline(OnTick{gate, this})));
+    // A stop() from here on withdraws this request through the slot, however
+    // the two interleave (see LockedSlot).
+    accessor.async_request_access(
+        tick, boost::asio::bind_cancellation_slot(LockedSlot(cancel_mutex, cancel_emitted, cancel),
+                                                  run_inline(OnTick{gate, this})));
 }
 
 void ClockPublisher::Impl::on_tick(std::error_code error, Access access)
@@ -526,18 +555,12 @@ void ClockPublisher::stop()
     if (started) {
         // The pending tick is withdrawn through its cancellation slot (its
         // completion finds the gate closed); with the gate closed, no tick
-        // asks again. From inside the publisher (a sink, say) another thread
-        // may hold cancel_mutex while it waits for us (for sinks_mutex):
-        // there only a free mutex is taken, and otherwise the deregistration
-        // below refuses the request instead.
-        std::unique_lock<std::recursive_mutex> cancel_lock(impl.cancel_mutex, std::defer_lock);
-        if (inside(impl.gate.get())) {
-            (void)cancel_lock.try_lock();
-        } else {
-            cancel_lock.lock();
+        // asks again.
+        {
+            const std::lock_guard<std::recursive_mutex> cancel_guard(impl.cancel_mutex);
+            impl.cancel_emitted = true;
+            impl.cancel.emit(boost::asio::cancellation_type::terminal);
         }
-        if (cancel_lock.owns_lock()) impl.cancel.emit(boost::asio::cancellation_type::terminal);
-        if (cancel_lock.owns_lock()) cancel_lock.unlock();
         // Then the accessor lets go of time: a lockstep accessor holds it at
         // its last release until deregistered, and a publisher that is gone
         // must not hold the simulation.
