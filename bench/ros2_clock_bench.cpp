@@ -9,7 +9,15 @@
 //    last 1, plain CDR: the sink's QoS);
 //  - clock publisher + Ros2ClockSink: a handler stepping a CountingWorld at 1 ms,
 //    paced at 1x by RealTimePacer with a 1 ms period and no spin tail, a ClockPublisher at 1 kHz
-//    (a lockstep accessor: every tick is published) with a Ros2ClockSink.
+//    (a lockstep accessor: every tick is published) with a Ros2ClockSink. The
+//    publisher is an inline system: the write happens on the pacer's event-loop
+//    thread, inside its release, and that thread goes on with the pacer's next
+//    request and timer after it;
+//  - the same publisher stepped by a blocking lockstep thread that sleeps to
+//    t0 + k ms and releases (no pacer): the write happens on that thread, which
+//    goes to sleep right after it, as the plain writer's does. The difference
+//    between the two publisher rows is what the pacer's loop thread does after
+//    the write, on a machine whose reader process needs the other CPU.
 // Latency = the reader's steady-clock time when it took the sample minus the
 // writer's steady-clock time just before the write (CLOCK_MONOTONIC is one clock
 // for every process of the machine). For the publisher the stamp is taken by a
@@ -42,6 +50,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -226,8 +235,11 @@ Run plain_writer(const std::string& self, const sd::testing::DomainLease& lease,
     return run;
 }
 
+enum class Driver { pacer, lockstep_thread };
+
 Run clock_publisher(const std::string& self, const sd::testing::DomainLease& lease,
-                    const std::shared_ptr<sd::Participant>& participant, std::chrono::milliseconds length)
+                    const std::shared_ptr<sd::Participant>& participant, std::chrono::milliseconds length,
+                    Driver driver)
 {
     simsync::CountingWorld world;
     simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
@@ -236,7 +248,13 @@ Run clock_publisher(const std::string& self, const sd::testing::DomainLease& lea
     // deadline, a CPU taken from the reader process on a 2-vCPU machine, which
     // would be charged to the sink. Sleeping only makes the pacing later, and
     // pacing lateness is not in the measured latency (see the top comment).
-    simsync::RealTimePacer pacer(handler, scale, {.period = 1ms, .spin_tail = WallClock::duration::zero()});
+    std::optional<simsync::RealTimePacer> pacer;
+    std::optional<simsync::Accessor> stepper;
+    if (driver == Driver::pacer) {
+        pacer.emplace(handler, scale, simsync::PacerConfig{.period = 1ms, .spin_tail = WallClock::duration::zero()});
+    } else {
+        stepper.emplace(handler.register_accessor("stepper"));
+    }
     simsync::SimTimeSource source(handler);
     simsync::ClockPublisher clock(handler, source, {.schedule = simsync::PeriodicSchedule::from_rate(1000)});
     std::map<std::int64_t, std::int64_t> sent; // filled on the stepping thread
@@ -261,6 +279,21 @@ Run clock_publisher(const std::string& self, const sd::testing::DomainLease& lea
     warm_up(reader, [&] { sink.write(simsync::SourceTime{std::chrono::nanoseconds(kWarmUp)}); });
     clock.start();
     handler.run_until(simsync::SimTime{length});
+    std::thread stepping;
+    if (stepper) {
+        // Holds each instant k until t0 + k ms, then lets time move to k + 1:
+        // the step and the tick's write happen in its release.
+        stepping = std::thread([&] {
+            const WallTime t0 = WallClock::now();
+            for (std::int64_t k = 0; k <= length.count(); ++k) {
+                simsync::Access a = stepper->request_access(simsync::SimTime{std::chrono::milliseconds(k)});
+                if (!a) break;
+                std::this_thread::sleep_until(t0 + k * 1ms);
+                a.release(simsync::SimTime{std::chrono::milliseconds(k + 1)});
+            }
+            stepper->deregister();
+        });
+    }
     handler.wait_until_paused(WallClock::now() + 10 * length + 30s);
     {
         // The last tick is granted at the pause; let it go out before stopping.
@@ -270,6 +303,7 @@ Run clock_publisher(const std::string& self, const sd::testing::DomainLease& lea
     }
     clock.stop();
     handler.stop();
+    if (stepping.joinable()) stepping.join();
     // Every tick must have been published (lockstep); the paused repeats of the
     // last one carry no new time (the map keeps the first stamp).
     std::uint64_t unpublished = 0;
@@ -311,15 +345,23 @@ int main(int argc, char** argv)
 
     struct Variant {
         const char* name;
-        bool publisher;
+        enum { plain, paced, stepped } kind;
         std::vector<Run> runs;
     };
-    std::vector<Variant> variants{{"plain Cyclone writer (baseline)", false, {}},
-                                  {"clock publisher + Ros2ClockSink", true, {}}};
+    std::vector<Variant> variants{{"plain Cyclone writer (baseline)", Variant::plain, {}},
+                                  {"clock publisher + Ros2ClockSink", Variant::paced, {}},
+                                  {"same, stepped by a lockstep thread (no pacer)", Variant::stepped, {}}};
     for (int r = 0; r < reps; ++r) {
         for (Variant& v : variants) {
-            v.runs.push_back(v.publisher ? clock_publisher(self, lease, participant, length)
-                                         : plain_writer(self, lease, participant, length));
+            switch (v.kind) {
+            case Variant::plain: v.runs.push_back(plain_writer(self, lease, participant, length)); break;
+            case Variant::paced:
+                v.runs.push_back(clock_publisher(self, lease, participant, length, Driver::pacer));
+                break;
+            case Variant::stepped:
+                v.runs.push_back(clock_publisher(self, lease, participant, length, Driver::lockstep_thread));
+                break;
+            }
         }
     }
 
@@ -332,7 +374,7 @@ int main(int argc, char** argv)
         "transient local, keep last 1) from this process to a reader in another process (reliable, keep all), "
         "over Cyclone DDS %s on loopback. Baseline: a plain Cyclone writer of the same type and QoS writing every "
         "millisecond. Subject: a ClockPublisher at 1 kHz (lockstep) on a handler paced at 1x with a 1 ms pacing "
-        "period (no spin tail, so that no spinning thread competes with the reader), publishing through Ros2ClockSink. Latency = the reader's steady-clock time on taking the sample "
+        "period (no spin tail, so that no spinning thread competes with the reader), publishing through Ros2ClockSink (the goal's subject); the same publisher stepped by a blocking lockstep thread instead of the pacer, for comparison (see bench/ros2_clock.notes.md). Latency = the reader's steady-clock time on taking the sample "
         "minus the writer's just before writing it. %d repetitions of %.0f s per variant, alternating; p50, p99 "
         "and max over every sample of every repetition (exact, nearest rank).",
         DDS_VERSION, reps, std::chrono::duration<double>(length).count());
@@ -360,8 +402,8 @@ int main(int argc, char** argv)
         }
         const simsync::bench::Distribution d = simsync::bench::distribution(latency);
         plot.series.push_back({v.name, simsync::bench::cumulative(std::move(latency))});
-        if (!v.publisher) base50 = d.p50;
-        if (v.publisher) {
+        if (v.kind == Variant::plain) base50 = d.p50;
+        if (v.kind == Variant::paced) {
             subject50 = d.p50;
             subject_missing = missing;
             subject_disorder = disorder;

@@ -10,6 +10,11 @@
 #include <mutex>
 #include <limits>
 #include <set>
+#include <thread>
+
+#if defined(__linux__)
+#include <sys/resource.h>
+#endif
 
 using namespace simsync;
 using namespace simsync::test;
@@ -452,6 +457,50 @@ TEST_CASE("Handler.Pause.StepAndRunUntilWithoutAccessors" * doctest::timeout(30)
     CHECK(handler.now() == ms(14));
     CHECK(handler.state() == HandlerState::paused);
 }
+
+#if defined(__linux__)
+// A thread in wait_until_paused sleeps while the simulation runs: it is woken
+// when the handler is quiet, not at every grant (which took a CPU per grant
+// from whatever ran beside it). Counted, not timed: the waiter's voluntary
+// context switches (each time it blocked) over 20000 grants to two other threads.
+TEST_CASE("Handler.Pause.AWaiterForThePauseSleepsWhileTimeRuns" * doctest::timeout(60))
+{
+    // Two lockstep threads taking turns, one grant per millisecond: every
+    // grant is a handoff, so the run lasts long enough for the waiter to be
+    // asleep in it.
+    CountingWorld world;
+    SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
+    Accessor even = handler.register_accessor("even");
+    Accessor odd = handler.register_accessor("odd", {.first_request = ms(1)});
+    constexpr int kGrants = 20000;
+    std::atomic<int> granted{0};
+    auto turns = [&](Accessor& me, int first) {
+        for (int k = first; k <= kGrants; k += 2) {
+            Access a = me.request_access(ms(k));
+            if (!a) return;
+            ++granted;
+            a.release(ms(k + 2));
+        }
+        me.deregister();
+    };
+    std::thread a([&] { turns(even, 0); });
+    std::thread b([&] { turns(odd, 1); });
+    handler.run_until(ms(kGrants));
+    rusage before{};
+    getrusage(RUSAGE_THREAD, &before);
+    const bool paused = handler.wait_until_paused(WallTime::max());
+    rusage after{};
+    getrusage(RUSAGE_THREAD, &after);
+    a.join();
+    b.join();
+    CHECK(paused);
+    CHECK(granted.load() == kGrants + 1);
+    CHECK(handler.now() == ms(kGrants));
+    const long blocked = after.ru_nvcsw - before.ru_nvcsw;
+    CAPTURE(blocked);
+    CHECK(blocked < kGrants / 10); // once or twice in practice; about two per grant before
+}
+#endif
 
 TEST_CASE("Handler.Pause.StepAdvancesThroughLockstepRequests" * doctest::timeout(30))
 {

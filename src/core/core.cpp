@@ -500,10 +500,12 @@ bool Core::flush_and_unlock(Lock& lock, bool run_inline)
         thread_local std::vector<std::shared_ptr<Slot>> wake_batch;
         wake_batch.swap(wakes_);
         const bool notify_state = state_waiters_ > 0;
+        const bool notify_paused = paused_waiters_ > 0 && quiet_locked();
         lock.unlock();
         for (const auto& slot : wake_batch) slot->waiter.notify();
         wake_batch.clear();
         if (notify_state) state_cv_.notify_all();
+        if (notify_paused) paused_cv_.notify_all();
         return false;
     }
     // Per-thread scratch: swapping keeps both buffers' capacity, so steady-state
@@ -518,6 +520,7 @@ bool Core::flush_and_unlock(Lock& lock, bool run_inline)
     std::vector<Delivery>& others = t_delivering ? nested_deliveries : scratch_deliveries;
     if (!deliveries_.empty()) others.swap(deliveries_);
     const bool notify_state = state_waiters_ > 0;
+    const bool notify_paused = paused_waiters_ > 0 && quiet_locked();
     const bool events = !events_.empty() && !delivering_events_;
     lock.unlock();
     for (const auto& slot : batch) slot->waiter.notify();
@@ -525,6 +528,7 @@ bool Core::flush_and_unlock(Lock& lock, bool run_inline)
     for (Delivery& d : others) deliver(d, false); // inline completions wait in t_inline
     others.clear();
     if (notify_state) state_cv_.notify_all();
+    if (notify_paused) paused_cv_.notify_all();
     if (events) {
         lock.lock();
         deliver_events(lock); // unlocks
@@ -824,6 +828,7 @@ void Core::stop_locked()
     record_event(HandlerEvent::Kind::stopped);
     host_waiter_.notify();
     state_cv_.notify_all();
+    paused_cv_.notify_all();
     watchdog_cv_.notify_one();
 }
 
@@ -878,6 +883,11 @@ void Core::run()
     }
 }
 
+bool Core::quiet_locked() const noexcept
+{
+    return stopped_ || (state_locked() == HandlerState::paused && !has_holders() && !stepping_);
+}
+
 bool Core::wait_until_paused(WallTime deadline)
 {
     Lock lock(mutex_);
@@ -886,23 +896,20 @@ bool Core::wait_until_paused(WallTime deadline)
                     "SimSyncHandler::wait_until_paused() called by a thread that holds an access: the handler "
                     "is not quiet until that access is released, so the wait could never end");
     }
-    ++state_waiters_;
-    auto quiet = [&] {
-        return stopped_ || (state_locked() == HandlerState::paused && !has_holders() && !stepping_);
-    };
+    ++paused_waiters_;
     bool ok = true;
-    while (!quiet()) {
+    while (!quiet_locked()) {
         if (deadline == WallTime::max()) {
-            state_cv_.wait(lock);
+            paused_cv_.wait(lock);
         } else {
             if (WallClock::now() >= deadline) {
                 ok = false;
                 break;
             }
-            state_cv_.wait_until(lock, deadline);
+            paused_cv_.wait_until(lock, deadline);
         }
     }
-    --state_waiters_;
+    --paused_waiters_;
     return ok;
 }
 

@@ -311,6 +311,13 @@ private:
     // so no path can change what a waiter's condition reads without waking it.
     mutable std::condition_variable_any state_cv_;
     int state_waiters_ = 0;
+    // wait_until_paused alone: notified only at an unlock after which the
+    // handler is quiet (quiet_locked), so a thread waiting for a pause sleeps
+    // while the simulation runs instead of waking at every grant (it took a
+    // CPU per tick from whatever else ran beside it).
+    mutable std::condition_variable_any paused_cv_;
+    int paused_waiters_ = 0;
+    bool quiet_locked() const noexcept;
     int registrations_waiting_ = 0;
 
     // Stall watchdog (HandlerConfig::stall_timeout): sleeps until someone waits,
