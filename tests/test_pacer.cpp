@@ -794,10 +794,9 @@ TEST_CASE("Pacer.Stress.OperatorScaleAndStopFromManyThreads" * doctest::timeout(
         simsync::EventLoop loop;
         auto pacer = std::make_unique<simsync::RealTimePacer>(handler, scale, simsync::PacerConfig{.period = 5ms},
                                                               loop.executor());
-        std::atomic<bool> done{false};
         std::vector<std::thread> threads;
         threads.emplace_back([&] { // operator
-            for (int i = 0; i < 60 && !done; ++i) {
+            for (int i = 0; i < 60; ++i) {
                 switch (i % 4) {
                 case 0: handler.pause(); break;
                 case 1: handler.step(3); break;
@@ -807,23 +806,21 @@ TEST_CASE("Pacer.Stress.OperatorScaleAndStopFromManyThreads" * doctest::timeout(
             }
         });
         threads.emplace_back([&] { // scale
-            for (int i = 0; i < 200 && !done; ++i) scale.set(i % 2 == 0 ? 200.0 : 20.0);
+            for (int i = 0; i < 200; ++i) scale.set(i % 2 == 0 ? 200.0 : 20.0);
         });
         std::uint64_t max_grants_seen = 0;
         threads.emplace_back([&] { // statistics
-            for (int i = 0; i < 200 && !done; ++i) max_grants_seen = std::max(max_grants_seen, pacer->stats().grants);
+            for (int i = 0; i < 200; ++i) max_grants_seen = std::max(max_grants_seen, pacer->stats().grants);
         });
-        std::uint64_t sensor_grants = 0;
         threads.emplace_back([&] { // an accessor of its own
             simsync::Accessor sensor = handler.register_accessor("sensor", {.mode = simsync::AccessMode::shared});
-            for (int i = 1; i <= 100 && !done; ++i) {
+            for (int i = 1; i <= 100; ++i) {
                 simsync::Access a = sensor.request_access_until(sim(i * 2ms), real_deadline(2s));
-                if (a) ++sensor_grants;
+                (void)a; // granted or timed out: either is fine beside the races
             }
         });
         if (round % 2 == 0) pacer->stop(); // early, while everything runs
         for (auto& thread : threads) thread.join();
-        done = true;
         if (round % 4 == 1) handler.stop(); // the handler ends it
         pacer->stop();
         const auto s = pacer->stats();
@@ -838,6 +835,5 @@ TEST_CASE("Pacer.Stress.OperatorScaleAndStopFromManyThreads" * doctest::timeout(
             handler.run_until(handler.now() + 1s);
             CHECK(handler.wait_until_paused(real_deadline()));
         }
-        (void)sensor_grants;
     }
 }

@@ -3,6 +3,11 @@
 /// Asynchronous grants on Boost.Asio: Accessor::async_request_access and the
 /// inline-system marker. The one public header of simsync that includes Boost;
 /// include it only where asynchronous accessors are used.
+///
+/// The library instantiates Asio itself (EventLoop, LoopExecutor): every
+/// translation unit of a program must see Asio configured the same way (no
+/// BOOST_ASIO_* configuration macro in one target only), or the one-definition
+/// rule breaks (seen here as a crash in a timer wait).
 
 #include <simsync/accessor.hpp>
 #include <simsync/error.hpp>

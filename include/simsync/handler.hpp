@@ -306,6 +306,12 @@ public:
     /// calling thread. Accessors built on the handler report their end this way.
     /// Any thread.
     void report(const Diagnostic& diagnostic) const;
+    /// Reports an accessor_ended Diagnostic for the accessor `name`, which is a
+    /// `what` ("pacer", "timer", ...), ended at the current time by `reason`:
+    /// "simsync: <what> '<name>' ended at <t> s: its request was refused
+    /// (<reason>)", then "; <consequence>" if given. Any thread.
+    void report_accessor_ended(const std::string& what, const std::string& name, std::error_code reason,
+                               const std::string& consequence = {}) const;
 
     /// The exception World::step threw, if the handler stopped because of one.
     std::exception_ptr failure() const;

@@ -325,14 +325,7 @@ void ClockPublisher::Impl::end(std::error_code error)
     // world_failed. time_passed cannot happen: registration holds time at the
     // instant the first tick is taken from, and every release names the next.
     if (error != errc::stopped) {
-        Diagnostic d;
-        d.kind = Diagnostic::Kind::accessor_ended;
-        d.at = handler.now();
-        d.accessor = config.name;
-        d.reason = error;
-        d.message = "simsync: clock publisher '" + d.accessor + "' ended at " + format_seconds(d.at) +
-                    " s: its request was refused (" + error.message() + ")";
-        handler.report(d);
+        handler.report_accessor_ended("clock publisher", config.name, error);
     }
     accessor.deregister(); // stop holding simulated time, whatever ended it
 }

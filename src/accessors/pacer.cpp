@@ -183,14 +183,7 @@ void RealTimePacer::Impl::end(std::error_code error)
     // ended). Request and emission both happen on the loop thread.
     if (request_pending) cancel.emit(boost::asio::cancellation_type::terminal);
     if (error && error != errc::stopped) {
-        Diagnostic d;
-        d.kind = Diagnostic::Kind::accessor_ended;
-        d.at = handler.now();
-        d.accessor = accessor.name();
-        d.reason = error;
-        d.message = "simsync: pacer '" + d.accessor + "' ended at " + format_seconds(d.at) +
-                    " s: its request was refused (" + error.message() + "); time runs unpaced";
-        handler.report(d);
+        handler.report_accessor_ended("pacer", accessor.name(), error, "time runs unpaced");
     }
     // Nothing pending now; letting go of the accessor lifts the hold it keeps
     // on time at its last release, so time runs free again.

@@ -533,14 +533,7 @@ struct PeriodicTimer::Impl : std::enable_shared_from_this<PeriodicTimer::Impl> {
             if (config.on_end) config.on_end(reason);
             return;
         }
-        Diagnostic d;
-        d.kind = Diagnostic::Kind::accessor_ended;
-        d.at = handler.now();
-        d.accessor = config.name;
-        d.reason = reason;
-        d.message = "simsync: timer '" + config.name + "' ended at " + format_seconds(d.at) +
-                    " s: its request was refused (" + reason.message() + ")";
-        handler.report(d);
+        handler.report_accessor_ended("timer", config.name, reason);
         if (config.on_end) config.on_end(reason);
     }
 

@@ -203,6 +203,20 @@ bool SimSyncHandler::revoke(const std::string& name) { return core_->revoke(name
 std::exception_ptr SimSyncHandler::failure() const { return core_->failure(); }
 void SimSyncHandler::report(const Diagnostic& diagnostic) const { core_->report(diagnostic); }
 
+void SimSyncHandler::report_accessor_ended(const std::string& what, const std::string& name, std::error_code reason,
+                                           const std::string& consequence) const
+{
+    Diagnostic d;
+    d.kind = Diagnostic::Kind::accessor_ended;
+    d.at = now();
+    d.accessor = name;
+    d.reason = reason;
+    d.message = "simsync: " + what + " '" + name + "' ended at " + format_seconds(d.at) +
+                " s: its request was refused (" + reason.message() + ")";
+    if (!consequence.empty()) d.message += "; " + consequence;
+    report(d);
+}
+
 // ------------------------------------------------------------------- to_string
 
 const char* to_string(AccessorKind kind) noexcept
