@@ -34,6 +34,9 @@
 
 namespace simsync::dds::remote {
 
+/// The default DDS partition of the remote participants' topics: a host and its
+/// participants meet only within one partition (and one domain, and one tag).
+inline constexpr const char* kPartition = "simsync";
 /// The largest payload of a grant or a release, in bytes (64 KiB). Writers
 /// refuse a larger one (simsync::Error, invalid_argument); readers drop a larger
 /// one (Rejection::payload_too_large); the IDL bounds the sequence too.
