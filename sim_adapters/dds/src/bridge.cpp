@@ -221,8 +221,8 @@ struct Bridge::Impl {
         o.kind = remote::ToParticipantKind::welcome;
         o.error = static_cast<std::int32_t>(why);
         o.text = std::move(text);
-        send(std::move(o), nullptr);
         update([](BridgeStats& st) { ++st.refused_announces; });
+        send(std::move(o), nullptr);
     }
 
     // --------------------------------------------------------- reading
@@ -276,6 +276,7 @@ struct Bridge::Impl {
             [&](const auto& body) {
                 using T = std::decay_t<decltype(body)>;
                 if constexpr (std::is_same_v<T, remote::Request>) {
+                    update([](BridgeStats& st) { ++st.requests; });
                     on_request(rec, m.seq, body.time);
                 } else if constexpr (std::is_same_v<T, remote::Release>) {
                     on_release(*rec, body);
@@ -307,18 +308,18 @@ struct Bridge::Impl {
         rec->reader = a.reply_reader;
         rec->accessor = std::move(accessor);
         remotes[m.participant] = rec;
+        // Listed before the welcome goes out: once joined, a participant is listed.
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            names.push_back(m.participant);
+        }
+        update([&](BridgeStats& st) { ++st.announces; });
         Outgoing o = message_to(*rec, remote::ToParticipantKind::welcome);
         o.step = handler.step_size().count();
         o.rounding = static_cast<std::uint8_t>(handler.rounding());
         o.state = state_code(handler.state());
         o.now = handler.now().time_since_epoch().count();
         send(std::move(o), rec.get());
-        update([&](BridgeStats& st) { ++st.announces; });
-        {
-            std::lock_guard<std::mutex> guard(mutex);
-            names.push_back(m.participant);
-        }
-        changed.notify_all();
     }
 
     // The participant gave up on a request (timeout, stop_token). Whether the
@@ -333,6 +334,15 @@ struct Bridge::Impl {
             if (rec.cancel) rec.cancel->emit(boost::asio::cancellation_type::terminal);
         } else if (rec.held && rec.held_request == request) {
             release_withdrawn(rec);
+        } else if (rec.deferred && rec.deferred->first == request) {
+            // Never started: answered as withdrawn, so every request gets one reply.
+            Outgoing o = message_to(rec, remote::ToParticipantKind::grant);
+            o.ref = request;
+            o.requested = rec.deferred->second.time_since_epoch().count();
+            o.error = static_cast<std::int32_t>(errc::cancelled);
+            rec.deferred.reset();
+            send(std::move(o), &rec);
+            update([](BridgeStats& st) { ++st.refusals; });
         }
     }
 
@@ -356,7 +366,6 @@ struct Bridge::Impl {
         }
         rec->pending = seq;
         rec->cancel = std::make_unique<boost::asio::cancellation_signal>();
-        update([](BridgeStats& st) { ++st.requests; });
         std::weak_ptr<Impl> weak = weak_self;
         try {
             rec->accessor.async_request_access(
@@ -463,7 +472,8 @@ struct Bridge::Impl {
         });
     }
 
-    void remove(const std::shared_ptr<Remote>& rec)
+    // By value: the caller's reference may be the map entry erased here.
+    void remove(std::shared_ptr<Remote> rec)
     {
         rec->gone = true;
         if (rec->pending && rec->cancel) rec->cancel->emit(boost::asio::cancellation_type::terminal);

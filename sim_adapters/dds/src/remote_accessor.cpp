@@ -375,6 +375,12 @@ SimTime RemoteAccessor::now() const
     return state_->now;
 }
 
+bool RemoteAccessor::wait_for_state(HandlerState state, WallClock::duration timeout) const
+{
+    std::unique_lock<std::mutex> lock(state_->mutex);
+    return state_->changed.wait_for(lock, timeout, [&] { return state_->state == state; });
+}
+
 std::uint64_t RemoteAccessor::incarnation() const noexcept { return state_->incarnation; }
 
 remote::RejectionCounts RemoteAccessor::rejections() const

@@ -17,7 +17,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <random>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -336,6 +339,163 @@ TEST_CASE("Remote.BadInput.ForgedSamplesToAParticipantAreCountedAndIgnored" * do
     sd::RemoteAccess a = remote.request_access(simsync::sim_time(2ms));
     REQUIRE(a);
     CHECK(a.granted_time() == simsync::sim_time(2ms));
+}
+
+TEST_CASE("Remote.State.FollowsPauseResumeAndStop" * doctest::timeout(120))
+{
+    sd::testing::DomainLease lease;
+    auto participant = sd::Participant::create(lease.config(true));
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms});
+    sd::Bridge bridge(handler, participant);
+    sd::RemoteAccessor remote(participant, "sensor", {.kind = simsync::AccessorKind::free});
+    CHECK(remote.state() == simsync::HandlerState::running);
+    handler.pause();
+    CHECK(remote.wait_for_state(simsync::HandlerState::paused, kWait));
+    handler.resume();
+    CHECK(remote.wait_for_state(simsync::HandlerState::running, kWait));
+
+    // A request waiting when the handler stops ends `stopped`; later ones at once.
+    handler.pause();
+    REQUIRE(remote.wait_for_state(simsync::HandlerState::paused, kWait));
+    std::error_code waited;
+    std::thread waiter([&] { waited = remote.request_access(simsync::sim_time(5ms)).error(); });
+    REQUIRE(bridge.wait_until([](const sd::BridgeStats& s) { return s.requests == 1; }, kWait));
+    handler.stop();
+    waiter.join();
+    CHECK(waited == simsync::errc::stopped);
+    CHECK(remote.wait_for_state(simsync::HandlerState::stopped, kWait));
+    CHECK(remote.request_access(simsync::sim_time(5ms)).error() == simsync::errc::stopped);
+}
+
+TEST_CASE("Remote.Stop.DestroyingTheBridgeEndsWaitingRequests" * doctest::timeout(120))
+{
+    sd::testing::DomainLease lease;
+    auto participant = sd::Participant::create(lease.config(true));
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
+    auto bridge = std::make_unique<sd::Bridge>(handler, participant);
+    sd::RemoteAccessor remote(participant, "controller");
+    std::error_code waited;
+    std::thread waiter([&] { waited = remote.request_access(simsync::sim_time(5ms)).error(); });
+    REQUIRE(bridge->wait_until([](const sd::BridgeStats& s) { return s.requests == 1; }, kWait));
+    bridge.reset();
+    waiter.join();
+    CHECK(waited == simsync::errc::stopped);
+    CHECK(handler.snapshot().accessors.empty()); // deregistered
+}
+
+TEST_CASE("Remote.Payload.At64KiBBothWaysAndRefusedAbove" * doctest::timeout(120))
+{
+    sd::testing::DomainLease lease;
+    auto participant = sd::Participant::create(lease.config(true));
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms});
+    std::mutex mutex;
+    std::vector<std::size_t> applied_sizes;
+    std::size_t grant_size = r::kMaxPayload;
+    sd::BridgeConfig config;
+    config.grant_payload = [&](const sd::RemoteParticipantInfo&, simsync::Access&) {
+        std::lock_guard<std::mutex> guard(mutex);
+        return std::vector<std::uint8_t>(grant_size, 0x5A);
+    };
+    config.apply_release = [&](const sd::RemoteParticipantInfo&, simsync::Access&, std::span<const std::uint8_t> b) {
+        std::lock_guard<std::mutex> guard(mutex);
+        applied_sizes.push_back(b.size());
+    };
+    sd::Bridge bridge(handler, participant, config);
+    sd::RemoteAccessor remote(participant, "camera");
+
+    sd::RemoteAccess a = remote.request_access(simsync::kSimStart);
+    REQUIRE(a);
+    CHECK(a.payload().size() == r::kMaxPayload);
+    const std::vector<std::uint8_t> too_big(r::kMaxPayload + 1, 1);
+    CHECK_THROWS_AS(a.release(too_big), simsync::Error);
+    CHECK(a); // still held
+    const std::vector<std::uint8_t> largest(r::kMaxPayload, 2);
+    a.release(simsync::sim_time(1ms), largest);
+
+    {
+        std::lock_guard<std::mutex> guard(mutex);
+        grant_size = r::kMaxPayload + 1; // the host's callback returns too much
+    }
+    sd::RemoteAccess b = remote.request_access(simsync::sim_time(1ms));
+    REQUIRE(b);
+    CHECK(b.payload().empty());
+    b.release();
+    REQUIRE(bridge.wait_until([](const sd::BridgeStats& s) { return s.releases == 2; }, kWait));
+    CHECK(bridge.stats().payload_failures == 1);
+    std::lock_guard<std::mutex> guard(mutex);
+    CHECK(applied_sizes == std::vector<std::size_t>{r::kMaxPayload, 0});
+}
+
+// Requests that time out while their grant is on its way: the host must
+// withdraw or release every one of them, answer each exactly once, and never
+// see two requests of one participant at once.
+TEST_CASE("Remote.Stress.TimeoutsRacingGrants" * doctest::timeout(120))
+{
+    sd::testing::DomainLease lease;
+    auto participant = sd::Participant::create(lease.config(true));
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms});
+    // An observation that takes 0-300 us to gather (busy, on the bridge's
+    // loop): replies take about as long as the participant's timeouts.
+    sd::BridgeConfig config;
+    config.grant_payload = [work = std::mt19937(99)](const sd::RemoteParticipantInfo&, simsync::Access&) mutable {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(work() % 300);
+        while (std::chrono::steady_clock::now() < until) {
+        }
+        return std::vector<std::uint8_t>{};
+    };
+    sd::Bridge bridge(handler, participant, config);
+    sd::RemoteAccessor remote(participant, "racer", {.kind = simsync::AccessorKind::lockstep});
+
+    const int rounds = std::getenv("SIMSYNC_STRESS_GRANTS") ? 1000 : 300;
+    std::mt19937 random(12345);
+    std::uniform_int_distribution<int> timeout_us(0, 400);
+    int granted = 0;
+    int timed_out = 0;
+    int other = 0;
+    for (int k = 0; k < rounds; ++k) {
+        const simsync::SimTime t = simsync::sim_time(k * 1ms);
+        sd::RemoteAccess a = remote.request_access_for(t, std::chrono::microseconds(timeout_us(random)));
+        if (a) {
+            ++granted;
+            CHECK(a.granted_time() == t);
+            a.release(t + 1ms);
+        } else if (a.error() == simsync::errc::timed_out) {
+            ++timed_out;
+        } else {
+            ++other;
+        }
+    }
+    // Whatever raced, the participant can still be served.
+    sd::RemoteAccess last = remote.request_access(simsync::sim_time(rounds * 1ms));
+    REQUIRE(last);
+    last.release();
+    const auto requests = static_cast<std::uint64_t>(rounds + 1);
+    const bool settled = bridge.wait_until(
+        [&](const sd::BridgeStats& s) { return s.requests == requests && s.grants + s.refusals == requests; }, kWait);
+    {
+        const sd::BridgeStats s = bridge.stats();
+        INFO("requests " << s.requests << ", grants " << s.grants << ", refusals " << s.refusals << ", releases "
+                         << s.releases << ", withdrawn " << s.withdrawn_grants << ", protocol errors "
+                         << s.protocol_errors);
+        CHECK(settled);
+    }
+    REQUIRE(bridge.wait_until(
+        [&](const sd::BridgeStats& s) { return s.requests == requests && s.grants + s.refusals == requests; }, kWait));
+    const sd::BridgeStats s = bridge.stats();
+    MESSAGE("granted " << granted << ", timed out " << timed_out << ", grants withdrawn at the host "
+                       << s.withdrawn_grants);
+    CHECK(other == 0);
+    CHECK(s.protocol_errors == 0);
+    CHECK(s.rejected.total() == 0);
+    CHECK(remote.rejections().total() == 0);
+    // Every grant the participant kept was sent as one; the host may have sent
+    // more (a grant that reached it after its timeout, released by the host).
+    CHECK(s.grants >= static_cast<std::uint64_t>(granted + 1));
+    CHECK(s.grants + s.refusals == requests);
 }
 
 // ------------------------------------------------------ across processes

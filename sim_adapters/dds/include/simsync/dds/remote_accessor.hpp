@@ -140,6 +140,9 @@ public:
     /// grants, state changes).
     HandlerState state() const;
     SimTime now() const;
+    /// Blocks until the host has said the simulation is in `state` (or it is
+    /// already known to be), or `timeout` passes. @return whether it is.
+    bool wait_for_state(HandlerState state, WallClock::duration timeout) const;
     std::uint64_t incarnation() const noexcept;
     /// Samples dropped, by reason.
     remote::RejectionCounts rejections() const;
