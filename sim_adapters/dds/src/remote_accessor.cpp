@@ -9,6 +9,8 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <utility>
+#include <vector>
 
 namespace simsync::dds {
 
@@ -42,6 +44,56 @@ struct RemoteState {
     bool busy = false;
     bool holding = false;
     std::uint64_t stale_replies = 0;
+    // An asynchronous request's completion (for `waiting_for`), and the
+    // completions the listener has decided and will run once it unlocks.
+    std::unique_ptr<RemoteCompletion> async;
+    SimTime async_requested{};
+    std::vector<std::pair<std::unique_ptr<RemoteCompletion>, RemoteAccess>> ready;
+    std::weak_ptr<RemoteState> self;
+
+    static RemoteAccess refusal(SimTime requested, std::error_code error)
+    {
+        RemoteAccess a;
+        a.requested_ = requested;
+        a.error_ = error;
+        return a;
+    }
+
+    // Under `mutex`: the access a reply grants (or its refusal); a granted one is held.
+    RemoteAccess accept_reply(remote::Grant g)
+    {
+        if (g.error) return refusal(g.requested, g.error);
+        RemoteAccess a;
+        a.state_ = self.lock();
+        a.held_ = true;
+        a.requested_ = g.requested;
+        a.granted_ = g.granted;
+        a.sequence_ = g.grant_sequence;
+        a.payload_ = std::move(g.payload);
+        holding = true;
+        return a;
+    }
+
+    // Under `mutex`: ends the pending asynchronous request with `error`
+    // (its completion runs once the lock is released).
+    void end_async(std::error_code error)
+    {
+        if (!async) return;
+        if (waiting_for) abandoned.insert(*waiting_for);
+        waiting_for.reset();
+        busy = false;
+        ready.emplace_back(std::move(async), refusal(async_requested, error));
+    }
+
+    void run_ready()
+    {
+        std::vector<std::pair<std::unique_ptr<RemoteCompletion>, RemoteAccess>> due;
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            due.swap(ready);
+        }
+        for (auto& [completion, access] : due) completion->complete(access.error(), std::move(access));
+    }
 
     RemoteState(std::string n, std::uint64_t inc) : name(n), inbox(std::move(n), inc) {}
     ~RemoteState()
@@ -88,6 +140,7 @@ struct RemoteState {
                 }
             }
             changed.notify_all();
+            run_ready();
             dds_return_loan(rd, samples, n);
             if (static_cast<std::size_t>(n) < kBatch) return;
         }
@@ -111,7 +164,11 @@ struct RemoteState {
             }
         } else if (const auto* g = std::get_if<remote::Grant>(&m.body)) {
             if (!g->error && g->granted > now) now = g->granted;
-            if (waiting_for == g->request) {
+            if (waiting_for == g->request && async) {
+                waiting_for.reset();
+                busy = false;
+                ready.emplace_back(std::move(async), accept_reply(*g));
+            } else if (waiting_for == g->request) {
                 reply = *g;
             } else {
                 // A reply to a request given up on: the host releases such an access itself.
@@ -121,6 +178,7 @@ struct RemoteState {
         } else if (const auto* s = std::get_if<remote::StateChange>(&m.body)) {
             state = s->state;
             if (s->now > now) now = s->now;
+            if (state == HandlerState::stopped) end_async(make_error_code(errc::stopped));
         }
     }
 
@@ -220,6 +278,7 @@ RemoteAccessor::RemoteAccessor(std::shared_ptr<Participant> participant, std::st
     }
     state_ = std::make_shared<detail::RemoteState>(name, 0);
     detail::RemoteState& s = *state_;
+    s.self = state_;
     s.inbox = remote::ParticipantInbox(name, s.incarnation);
     s.participant = std::move(participant);
     s.options = options;
@@ -274,8 +333,73 @@ RemoteAccessor::~RemoteAccessor()
 {
     if (!state_) return;
     state_->write(remote::ToHostKind::leave, [](simsync_remote_ToHost&) {});
-    std::lock_guard<std::mutex> guard(state_->write_mutex);
-    state_->left = true; // a RemoteAccess released later writes nothing
+    {
+        std::lock_guard<std::mutex> guard(state_->write_mutex);
+        state_->left = true; // a RemoteAccess released later writes nothing
+    }
+    {
+        std::lock_guard<std::mutex> guard(state_->mutex);
+        state_->end_async(make_error_code(errc::not_registered));
+    }
+    state_->run_ready();
+}
+
+detail::RemoteTicket RemoteAccessor::start_async(SimTime t, std::unique_ptr<detail::RemoteCompletion> completion)
+{
+    detail::RemoteState& s = *state_;
+    bool stopped = false;
+    {
+        std::lock_guard<std::mutex> guard(s.mutex);
+        if (s.busy || s.holding) {
+            throw Error(errc::busy, "RemoteAccessor '" + s.name + "': a request is pending or an access is held");
+        }
+        stopped = s.state == HandlerState::stopped;
+        if (!stopped) s.busy = true;
+    }
+    if (stopped) {
+        completion->complete(make_error_code(errc::stopped), detail::RemoteState::refusal(t, make_error_code(errc::stopped)));
+        return {};
+    }
+    const std::uint64_t seq = s.write(
+        remote::ToHostKind::request, [&](simsync_remote_ToHost& m) { m.time = t.time_since_epoch().count(); },
+        [&](std::uint64_t next) {
+            std::lock_guard<std::mutex> guard(s.mutex);
+            s.waiting_for = next;
+            s.reply.reset();
+            s.async = std::move(completion);
+            s.async_requested = t;
+        });
+    if (seq == 0) {
+        {
+            std::lock_guard<std::mutex> guard(s.mutex);
+            s.end_async(make_error_code(errc::stopped));
+            if (completion) s.ready.emplace_back(std::move(completion), detail::RemoteState::refusal(t, make_error_code(errc::stopped)));
+            s.busy = false;
+        }
+        s.run_ready();
+        return {};
+    }
+    return {state_, seq};
+}
+
+void detail::cancel_remote(const RemoteTicket& ticket) noexcept
+{
+    const std::shared_ptr<RemoteState> s = ticket.state.lock();
+    if (!s || ticket.request == 0) return;
+    bool withdrawn = false;
+    {
+        std::lock_guard<std::mutex> guard(s->mutex);
+        if (s->async && s->waiting_for == ticket.request) {
+            s->end_async(make_error_code(errc::cancelled));
+            withdrawn = true;
+        }
+    }
+    if (!withdrawn) return;
+    try {
+        s->write(remote::ToHostKind::cancel, [&](simsync_remote_ToHost& m) { m.ref = ticket.request; });
+    } catch (...) {
+    }
+    s->run_ready();
 }
 
 RemoteAccess RemoteAccessor::request_access(SimTime t, std::stop_token stop)
@@ -332,18 +456,7 @@ RemoteAccess RemoteAccessor::request_access_until(SimTime t, WallTime deadline, 
     if (s.reply) {
         remote::Grant g = std::move(*s.reply);
         s.reply.reset();
-        access.requested_ = g.requested;
-        if (g.error) {
-            access.error_ = g.error;
-            return access;
-        }
-        access.state_ = state_;
-        access.held_ = true;
-        access.granted_ = g.granted;
-        access.sequence_ = g.grant_sequence;
-        access.payload_ = std::move(g.payload);
-        s.holding = true;
-        return access;
+        return s.accept_reply(std::move(g));
     }
     // Not answered: withdraw it at the host (which releases it if it granted it meanwhile).
     s.abandoned.insert(seq);

@@ -10,7 +10,14 @@
 
 #include <simsync/dds/bridge.hpp>
 #include <simsync/dds/remote_accessor.hpp>
+#include <simsync/dds/remote_asio.hpp>
 #include <simsync/simsync.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
 
 #include <dds/dds.h>
 #include <simsync_dds_idl/remote.h>
@@ -19,6 +26,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <random>
 #include <memory>
 #include <mutex>
@@ -429,6 +437,66 @@ TEST_CASE("Remote.Payload.At64KiBBothWaysAndRefusedAbove" * doctest::timeout(120
     CHECK(applied_sizes == std::vector<std::size_t>{r::kMaxPayload, 0});
 }
 
+TEST_CASE("Remote.Async.CompletesOnItsExecutorAndCancels" * doctest::timeout(120))
+{
+    sd::testing::DomainLease lease;
+    auto participant = sd::Participant::create(lease.config(true));
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
+    sd::BridgeConfig config;
+    config.grant_payload = [](const sd::RemoteParticipantInfo&, simsync::Access&) { return bytes_of("obs"); };
+    sd::Bridge bridge(handler, participant, config);
+    sd::RemoteAccessor remote(participant, "planner");
+
+    // Paused at 0: granted at once, completed on the io_context's thread (this one).
+    boost::asio::io_context io;
+    std::error_code error{simsync::errc::invalid_state};
+    sd::RemoteAccess got;
+    bool on_this_thread = false;
+    const auto me = std::this_thread::get_id();
+    remote.async_request_access(simsync::kSimStart, boost::asio::bind_executor(io, [&](std::error_code e, sd::RemoteAccess a) {
+                                    error = e;
+                                    got = std::move(a);
+                                    on_this_thread = std::this_thread::get_id() == me;
+                                }));
+    CHECK_THROWS_AS(remote.request_access(simsync::kSimStart), simsync::Error); // busy while pending
+    io.run_for(kWait); // returns once the completion has run (its work count is held until then)
+    CHECK_FALSE(error);
+    REQUIRE(got);
+    CHECK(on_this_thread);
+    CHECK(got.granted_time() == simsync::kSimStart);
+    CHECK(string_of(got.payload()) == "obs");
+    got.release(simsync::sim_time(5ms));
+
+    // 5 ms cannot be reached while paused: cancelled through its slot.
+    boost::asio::cancellation_signal cancel;
+    io.restart();
+    error = {};
+    remote.async_request_access(simsync::sim_time(5ms),
+                                boost::asio::bind_cancellation_slot(
+                                    cancel.slot(), boost::asio::bind_executor(io, [&](std::error_code e, sd::RemoteAccess a) {
+                                        error = e;
+                                        got = std::move(a);
+                                    })));
+    REQUIRE(bridge.wait_until([](const sd::BridgeStats& s) { return s.requests == 2; }, kWait));
+    cancel.emit(boost::asio::cancellation_type::terminal);
+    io.run_for(kWait);
+    CHECK(error == simsync::errc::cancelled);
+    CHECK_FALSE(got);
+    REQUIRE(bridge.wait_until([](const sd::BridgeStats& s) { return s.refusals == 1; }, kWait));
+
+    // A future, once time may run.
+    handler.resume();
+    auto future = remote.async_request_access(simsync::sim_time(5ms), boost::asio::use_future);
+    REQUIRE(future.wait_for(kWait) == std::future_status::ready);
+    auto [future_error, f] = future.get();
+    CHECK_FALSE(future_error);
+    REQUIRE(f);
+    CHECK(f.granted_time() == simsync::sim_time(5ms));
+    f.release();
+    CHECK(remote.rejections().total() == 0);
+}
+
 // Requests that time out while their grant is on its way: the host must
 // withdraw or release every one of them, answer each exactly once, and never
 // see two requests of one participant at once.
@@ -496,6 +564,72 @@ TEST_CASE("Remote.Stress.TimeoutsRacingGrants" * doctest::timeout(120))
     // more (a grant that reached it after its timeout, released by the host).
     CHECK(s.grants >= static_cast<std::uint64_t>(granted + 1));
     CHECK(s.grants + s.refusals == requests);
+}
+
+// Asynchronous requests cancelled through their slot while the grant is on
+// its way: each completes exactly once, granted or cancelled, and the host
+// answers every request once.
+TEST_CASE("Remote.Stress.AsyncCancellationsRacingGrants" * doctest::timeout(120))
+{
+    sd::testing::DomainLease lease;
+    auto participant = sd::Participant::create(lease.config(true));
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms});
+    sd::BridgeConfig config;
+    config.grant_payload = [work = std::mt19937(7)](const sd::RemoteParticipantInfo&, simsync::Access&) mutable {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(work() % 300);
+        while (std::chrono::steady_clock::now() < until) {
+        }
+        return std::vector<std::uint8_t>{};
+    };
+    sd::Bridge bridge(handler, participant, config);
+    sd::RemoteAccessor remote(participant, "racer", {.kind = simsync::AccessorKind::lockstep});
+
+    const int rounds = std::getenv("SIMSYNC_STRESS_GRANTS") ? 1000 : 300;
+    std::mt19937 random(54321);
+    std::uniform_int_distribution<int> delay_us(0, 400);
+    boost::asio::io_context io;
+    int granted = 0;
+    int cancelled = 0;
+    int completions = 0;
+    int other = 0;
+    for (int k = 0; k < rounds; ++k) {
+        const simsync::SimTime t = simsync::sim_time(k * 1ms);
+        boost::asio::cancellation_signal cancel;
+        sd::RemoteAccess got;
+        std::error_code error;
+        remote.async_request_access(t, boost::asio::bind_cancellation_slot(
+                                           cancel.slot(), boost::asio::bind_executor(io, [&](std::error_code e, sd::RemoteAccess a) {
+                                               ++completions;
+                                               error = e;
+                                               got = std::move(a);
+                                           })));
+        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(delay_us(random));
+        while (std::chrono::steady_clock::now() < until) {
+        }
+        cancel.emit(boost::asio::cancellation_type::terminal); // harmless once completed
+        io.restart();
+        io.run_for(kWait);
+        if (got) {
+            ++granted;
+            got.release(t + 1ms);
+        } else if (error == simsync::errc::cancelled) {
+            ++cancelled;
+        } else {
+            ++other;
+        }
+    }
+    const auto requests = static_cast<std::uint64_t>(rounds);
+    REQUIRE(bridge.wait_until(
+        [&](const sd::BridgeStats& s) { return s.requests == requests && s.grants + s.refusals == requests; }, kWait));
+    MESSAGE("granted " << granted << ", cancelled " << cancelled << ", grants withdrawn at the host "
+                       << bridge.stats().withdrawn_grants);
+    CHECK(completions == rounds);
+    CHECK(other == 0);
+    CHECK(bridge.stats().protocol_errors == 0);
+    CHECK(remote.rejections().total() == 0);
+    sd::RemoteAccess last = remote.request_access(simsync::sim_time(rounds * 1ms));
+    CHECK(last);
 }
 
 // ------------------------------------------------------ across processes

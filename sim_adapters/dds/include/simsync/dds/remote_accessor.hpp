@@ -29,9 +29,30 @@ struct RemoteAccessorConfig {
     WallClock::duration join_timeout = std::chrono::seconds(10);
 };
 
+class RemoteAccess;
+
 namespace detail {
 struct RemoteState;
-}
+
+// The type-erased completion of RemoteAccessor::async_request_access;
+// simsync/dds/remote_asio.hpp makes one from an Asio completion handler.
+// `complete` is called exactly once, never with the accessor's lock held, and
+// must not run the handler in place (it posts it).
+class RemoteCompletion {
+public:
+    virtual ~RemoteCompletion() = default;
+    virtual void complete(std::error_code error, RemoteAccess access) = 0;
+};
+
+// Identifies one asynchronous request, for its cancellation.
+struct RemoteTicket {
+    std::weak_ptr<RemoteState> state;
+    std::uint64_t request = 0;
+};
+// Withdraws the request if it is still pending (completing it with
+// errc::cancelled); no-op otherwise. Any thread.
+void cancel_remote(const RemoteTicket& ticket) noexcept;
+} // namespace detail
 
 /// A remote access: granted at one simulated instant by the host, or the
 /// reason why not. What Access is to a local accessor, without `world()`: the
@@ -76,6 +97,7 @@ public:
 
 private:
     friend class RemoteAccessor;
+    friend struct detail::RemoteState;
     std::shared_ptr<detail::RemoteState> state_;
     bool held_ = false;
     std::error_code error_;
@@ -93,8 +115,9 @@ private:
 /// Construction joins: it waits until a host in the domain and partition has
 /// matched it, announces itself, and waits for the welcome, from which it learns
 /// the simulation's step, rounding, state and current time.
-/// Requests are blocking, on the calling thread (no thread of its own: Cyclone's
-/// listener hands replies over). Every message it sends carries its incarnation
+/// Requests are blocking, on the calling thread, or asynchronous
+/// (async_request_access, completed on the handler's executor); it has no
+/// thread of its own: Cyclone's listener hands replies over. Every message it sends carries its incarnation
 /// (random per object) and a sequence number; what it receives is checked by a
 /// remote::ParticipantInbox (its name, its incarnation, the host that welcomed
 /// it, in order); what fails is dropped and counted (`rejections`).
@@ -130,6 +153,19 @@ public:
     RemoteAccess request_access_until(SimTime t, WallTime deadline, std::stop_token stop = {});
     /// As request_access, but gives up with `timed_out` after `timeout` of wall time.
     RemoteAccess request_access_for(SimTime t, WallClock::duration timeout, std::stop_token stop = {});
+    /// Starts a request for `t` and returns at once; `token` says how it
+    /// completes, with the signature `void(std::error_code, RemoteAccess)`: a
+    /// callback bound to an executor, `boost::asio::use_future`,
+    /// `boost::asio::use_awaitable`, ... The handler is always posted to its
+    /// associated executor (Asio's system executor if it has none), never run
+    /// on Cyclone's thread nor inside this call. Terminal, partial or total
+    /// cancellation through its cancellation slot withdraws the request
+    /// (`cancelled`), as a timeout does for a blocking one. Destroying the
+    /// RemoteAccessor completes a pending one with `not_registered`.
+    /// Defined in simsync/dds/remote_asio.hpp: include it.
+    /// @throws simsync::Error (busy) if a request is pending or an access held.
+    template <class CompletionToken>
+    auto async_request_access(SimTime t, CompletionToken&& token);
 
     const std::string& name() const noexcept;
     const AccessorOptions& options() const noexcept;
@@ -148,6 +184,9 @@ public:
     remote::RejectionCounts rejections() const;
 
 private:
+    // The engine's side of async_request_access (simsync/dds/remote_asio.hpp).
+    detail::RemoteTicket start_async(SimTime t, std::unique_ptr<detail::RemoteCompletion> completion);
+
     std::shared_ptr<detail::RemoteState> state_;
 };
 
