@@ -186,6 +186,14 @@ struct RemoteState {
 
     remote::RejectionCounts decode_rejections; // under `mutex`
 
+    // Under `mutex`.
+    remote::RejectionCounts all_rejections() const
+    {
+        remote::RejectionCounts c = inbox.rejections();
+        for (std::size_t i = 0; i < remote::kRejectionCount; ++i) c.by_reason[i] += decode_rejections.by_reason[i];
+        return c;
+    }
+
     void release(const RemoteAccess& access, std::optional<SimTime> next, std::span<const std::uint8_t> commands)
     {
         if (commands.size() > remote::kMaxPayload) {
@@ -499,9 +507,13 @@ std::uint64_t RemoteAccessor::incarnation() const noexcept { return state_->inca
 remote::RejectionCounts RemoteAccessor::rejections() const
 {
     std::lock_guard<std::mutex> guard(state_->mutex);
-    remote::RejectionCounts c = state_->inbox.rejections();
-    for (std::size_t i = 0; i < remote::kRejectionCount; ++i) c.by_reason[i] += state_->decode_rejections.by_reason[i];
-    return c;
+    return state_->all_rejections();
+}
+
+bool RemoteAccessor::wait_for_rejections(std::uint64_t total, WallClock::duration timeout) const
+{
+    std::unique_lock<std::mutex> lock(state_->mutex);
+    return state_->changed.wait_for(lock, timeout, [&] { return state_->all_rejections().total() >= total; });
 }
 
 } // namespace simsync::dds

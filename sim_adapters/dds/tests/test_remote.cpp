@@ -68,17 +68,23 @@ public:
         dds_delete(writer_);
         dds_delete(topic_);
     }
-    // Waits (bounded) until `n` readers are matched.
+    // Waits until `n` readers are matched, woken by the matched status (in
+    // slices, so a wake-up that reading the status consumed costs one slice).
     bool wait_for_readers(std::uint32_t n)
     {
+        const dds_entity_t waitset = dds_create_waitset(dds_get_participant(writer_));
+        REQUIRE(waitset > 0);
+        REQUIRE(dds_waitset_attach(waitset, writer_, 0) == DDS_RETCODE_OK);
         const auto deadline = std::chrono::steady_clock::now() + kWait;
-        while (std::chrono::steady_clock::now() < deadline) {
+        bool matched = false;
+        while (!matched && std::chrono::steady_clock::now() < deadline) {
             dds_publication_matched_status_t st{};
             dds_get_publication_matched_status(writer_, &st);
-            if (st.current_count >= n) return true;
-            std::this_thread::sleep_for(10ms); // discovery, not a race: polled with a deadline
+            matched = st.current_count >= n;
+            if (!matched) dds_waitset_wait(waitset, nullptr, 0, DDS_MSECS(50));
         }
-        return false;
+        dds_delete(waitset);
+        return matched;
     }
     void write(const void* sample) { REQUIRE(dds_write(writer_, sample) == DDS_RETCODE_OK); }
 
@@ -333,10 +339,7 @@ TEST_CASE("Remote.BadInput.ForgedSamplesToAParticipantAreCountedAndIgnored" * do
     forged("controller", inc, bridge.incarnation(), 1);     // a duplicate of the welcome's number
     forged("controller", inc, bridge.incarnation(), 50);    // far ahead
     forged("someone-else", 3, bridge.incarnation(), 2);     // another participant's
-    const auto deadline = std::chrono::steady_clock::now() + kWait;
-    while (remote.rejections().total() < 5 && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(5ms); // delivery of the forged samples, bounded
-    }
+    REQUIRE(remote.wait_for_rejections(5, kWait));
     const r::RejectionCounts c = remote.rejections();
     CHECK(c[r::Rejection::wrong_host] == 1);
     CHECK(c[r::Rejection::wrong_incarnation] == 1);
@@ -772,4 +775,40 @@ TEST_CASE("Remote.CrossProcess.MixedLocalAndRemoteGiveTheAllLocalGrantSequence" 
     }
     CHECK(child_grants == 16);
     CHECK(bridge.stats().rejected.total() == 0);
+}
+
+TEST_CASE("Remote.CrossProcess.AnotherTagOrPartitionNeverJoinsNorDisturbs" * doctest::timeout(120))
+{
+    sd::testing::DomainLease lease;
+    auto participant = sd::Participant::create(lease.config(true));
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms});
+    sd::Bridge bridge(handler, participant);
+
+    const Spec spec{"worker", 0, 0, 1'000'000, 5};
+    std::vector<std::string> other_tag = child_args(lease, {"intruder-tag", 0, 0, 1'000'000, 5});
+    other_tag[4] = lease.tag() + "-another-simulation"; // --tag's value
+    other_tag.insert(other_tag.end(), {"--join-timeout", "1"});
+    std::vector<std::string> other_partition = child_args(lease, {"intruder-partition", 0, 0, 1'000'000, 5});
+    other_partition.insert(other_partition.end(), {"--partition", "another-simulation", "--join-timeout", "1"});
+
+    sd::testing::ChildProcess intruder_tag(other_tag);
+    sd::testing::ChildProcess intruder_partition(other_partition);
+    sd::testing::ChildProcess worker(child_args(lease, spec));
+    CHECK(worker.read_until([](const std::string& l) { return l == "done"; }, kWait));
+    CHECK(worker.wait(kWait) == 0);
+    // The strangers find no host: no match, so no announce is ever written.
+    CHECK(intruder_tag.wait(kWait) == 1);
+    CHECK(intruder_partition.wait(kWait) == 1);
+    intruder_tag.read_to_end(kWait);
+    intruder_partition.read_to_end(kWait);
+    REQUIRE_FALSE(intruder_tag.lines().empty());
+    CHECK(intruder_tag.lines().back().rfind("join-failed", 0) == 0);
+    REQUIRE_FALSE(intruder_partition.lines().empty());
+    CHECK(intruder_partition.lines().back().rfind("join-failed", 0) == 0);
+
+    REQUIRE(bridge.wait_until([](const sd::BridgeStats& st) { return st.grants == 5 && st.leaves == 1; }, kWait));
+    const sd::BridgeStats s = bridge.stats();
+    CHECK(s.announces == 1); // the worker only
+    CHECK(s.rejected.total() == 0);
 }

@@ -117,10 +117,11 @@ private:
 /// the simulation's step, rounding, state and current time.
 /// Requests are blocking, on the calling thread, or asynchronous
 /// (async_request_access, completed on the handler's executor); it has no
-/// thread of its own: Cyclone's listener hands replies over. Every message it sends carries its incarnation
-/// (random per object) and a sequence number; what it receives is checked by a
-/// remote::ParticipantInbox (its name, its incarnation, the host that welcomed
-/// it, in order); what fails is dropped and counted (`rejections`).
+/// thread of its own: Cyclone's listener hands replies over. Every message it
+/// sends carries its incarnation (random per object) and a sequence number;
+/// what it receives is checked by a remote::ParticipantInbox (its name, its
+/// incarnation, the host that welcomed it, in order); what fails is dropped and
+/// counted (`rejections`).
 ///
 /// A request that ends on this side (timeout, stop_token) withdraws it at the
 /// host; if the host had granted it already, the access is released at once,
@@ -129,9 +130,9 @@ private:
 ///
 /// Copy/move: neither. Thread safety: one request at a time (a second one while
 /// one is pending or an access is held throws `busy`); the observers from any
-/// thread. Destruction deregisters it at the host (a held RemoteAccess is
-/// released first by its own destruction; it must not outlive the accessor's
-/// Participant).
+/// thread. Destruction deregisters it at the host, which releases an access
+/// still held (a RemoteAccess released later writes nothing); a RemoteAccess
+/// must not outlive the accessor's Participant.
 class RemoteAccessor {
 public:
     /// Joins the host (see the class comment).
@@ -182,6 +183,9 @@ public:
     std::uint64_t incarnation() const noexcept;
     /// Samples dropped, by reason.
     remote::RejectionCounts rejections() const;
+    /// Blocks until at least `total` samples have been dropped in all, or
+    /// `timeout` passes. @return whether they have.
+    bool wait_for_rejections(std::uint64_t total, WallClock::duration timeout) const;
 
 private:
     // The engine's side of async_request_access (simsync/dds/remote_asio.hpp).
