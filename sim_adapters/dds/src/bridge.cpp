@@ -176,6 +176,7 @@ struct Bridge::Impl {
             return;
         }
         waiting_for_match.push_back(std::move(o));
+        update([](BridgeStats& st) { ++st.held_for_discovery; });
     }
 
     void on_matched()
