@@ -60,8 +60,9 @@ struct BridgeStats {
     std::uint64_t payload_failures = 0;   ///< a payload callback threw or returned too much
     std::uint64_t protocol_errors = 0;    ///< in-order messages that make no sense (a release without an access, a second request)
     std::uint64_t write_failures = 0;     ///< dds_write refused a message
-    /// Welcomes held back until the writer had matched the participant's
-    /// reader (discovery was still under way when the announce arrived).
+    /// Messages (a welcome, and what followed it) held back until the writer
+    /// had matched the participant's reader: discovery was still under way when
+    /// the announce arrived.
     std::uint64_t held_for_discovery = 0;
     /// Samples dropped before acting on them, by reason (malformed, unknown,
     /// duplicate, out of order, ...).
