@@ -1,0 +1,79 @@
+#pragma once
+/// @file
+/// RemoteAccessor::async_request_access on Boost.Asio (as simsync/asio.hpp is
+/// for the local Accessor). Include it only where asynchronous remote requests
+/// are used.
+
+#include <simsync/dds/remote_accessor.hpp>
+
+#include <boost/asio/append.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/cancellation_type.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
+
+#include <memory>
+#include <system_error>
+#include <utility>
+
+namespace simsync::dds {
+
+namespace detail {
+
+// Owns the completion handler and keeps its executor's work count up until the
+// request completes (io_context::run() does not return meanwhile).
+template <class Handler>
+class RemoteAsioCompletion final : public RemoteCompletion {
+    using Executor = boost::asio::associated_executor_t<Handler>;
+    using Tracked = std::decay_t<decltype(boost::asio::prefer(std::declval<Executor>(),
+                                                              boost::asio::execution::outstanding_work.tracked))>;
+
+public:
+    explicit RemoteAsioCompletion(Handler handler)
+        : executor_(boost::asio::prefer(boost::asio::get_associated_executor(handler),
+                                        boost::asio::execution::outstanding_work.tracked)),
+          handler_(std::move(handler))
+    {
+    }
+
+    void complete(std::error_code error, RemoteAccess access) override
+    {
+        boost::asio::post(executor_, boost::asio::append(std::move(handler_), error, std::move(access)));
+    }
+
+private:
+    Tracked executor_; // first: destroyed after the handler
+    Handler handler_;
+};
+
+struct CancelRemote {
+    RemoteTicket ticket;
+    void operator()(boost::asio::cancellation_type type) const noexcept
+    {
+        if ((type & (boost::asio::cancellation_type::terminal | boost::asio::cancellation_type::partial |
+                     boost::asio::cancellation_type::total)) != boost::asio::cancellation_type::none) {
+            cancel_remote(ticket);
+        }
+    }
+};
+
+} // namespace detail
+
+template <class CompletionToken>
+auto RemoteAccessor::async_request_access(SimTime t, CompletionToken&& token)
+{
+    return boost::asio::async_initiate<CompletionToken, void(std::error_code, RemoteAccess)>(
+        [this, t](auto handler) {
+            using Handler = decltype(handler);
+            auto slot = boost::asio::get_associated_cancellation_slot(handler);
+            auto completion = std::make_unique<detail::RemoteAsioCompletion<Handler>>(std::move(handler));
+            const detail::RemoteTicket ticket = start_async(t, std::move(completion));
+            if (slot.is_connected()) slot.template emplace<detail::CancelRemote>(detail::CancelRemote{ticket});
+        },
+        token);
+}
+
+} // namespace simsync::dds

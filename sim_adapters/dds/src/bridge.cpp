@@ -1,0 +1,630 @@
+#include "remote_dds.hpp"
+
+#include <simsync/asio.hpp>
+#include <simsync/dds/bridge.hpp>
+#include <simsync/error.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
+
+namespace simsync::dds {
+
+namespace {
+
+using Guid = std::array<std::uint8_t, 16>;
+
+// One host -> participant message, owned, before it becomes a C sample.
+struct Outgoing {
+    Guid reader{};
+    std::string participant;
+    std::uint64_t target_incarnation = 0;
+    std::uint64_t seq = 0;
+    remote::ToParticipantKind kind = remote::ToParticipantKind::state;
+    std::int32_t error = 0;
+    std::string text;
+    std::int64_t step = 0;
+    std::uint8_t rounding = 0;
+    std::uint8_t state = 0;
+    std::int64_t now = 0;
+    std::uint64_t ref = 0;
+    std::int64_t requested = 0;
+    std::int64_t granted = 0;
+    std::uint64_t grant_sequence = 0;
+    std::vector<std::uint8_t> payload;
+};
+
+std::uint8_t state_code(HandlerState s)
+{
+    switch (s) {
+    case HandlerState::running: return 0;
+    case HandlerState::paused: return 1;
+    case HandlerState::stopped: return 2;
+    }
+    return 2;
+}
+
+} // namespace
+
+struct Bridge::Impl {
+    SimSyncHandler& handler;
+    std::shared_ptr<Participant> participant;
+    BridgeConfig config;
+    std::unique_ptr<EventLoop> own_loop;
+    Executor exec;
+    std::uint64_t incarnation = detail::random_incarnation();
+
+    detail::Entity to_host_topic;
+    detail::Entity to_participant_topic;
+    detail::Entity reader; // deleted on the loop's thread (the drain uses it there)
+    detail::Entity writer;
+    // Set once before the entities exist; the listeners post jobs holding a copy.
+    std::weak_ptr<Impl> weak_self;
+    std::atomic<bool> drain_posted{false};
+    Subscription subscription;
+
+    // The remote participants: touched on the loop's thread only.
+    struct Remote {
+        RemoteParticipantInfo info;
+        Guid reader{};
+        Accessor accessor;
+        bool matched = false; // the writer has matched its reader: messages go out at once
+        bool gone = false;
+        std::uint64_t out_seq = 0;
+        std::optional<std::uint64_t> pending; // the request in flight
+        std::optional<std::uint64_t> cancelled; // the participant withdrew `pending`
+        std::unique_ptr<boost::asio::cancellation_signal> cancel;
+        std::optional<Access> held;
+        std::uint64_t held_request = 0;
+        // A request that came while a withdrawn one had not completed yet.
+        std::optional<std::pair<std::uint64_t, SimTime>> deferred;
+    };
+    remote::HostInbox inbox;
+    std::map<std::string, std::shared_ptr<Remote>> remotes;
+    std::vector<Outgoing> waiting_for_match; // in the order written
+    bool closing = false;
+
+    // What other threads may ask.
+    mutable std::mutex mutex;
+    mutable std::condition_variable changed;
+    BridgeStats stats;
+    std::vector<std::string> names;
+
+    Impl(SimSyncHandler& h, std::shared_ptr<Participant> p, BridgeConfig c) : handler(h), participant(std::move(p)), config(std::move(c)) {}
+
+    void start();
+    void close();
+
+    template <class F>
+    void update(F&& f)
+    {
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            f(stats);
+            stats.rejected = inbox.rejections();
+            for (std::size_t i = 0; i < remote::kRejectionCount; ++i) {
+                stats.rejected.by_reason[i] += decode_rejections.by_reason[i];
+            }
+        }
+        changed.notify_all();
+    }
+
+    // ---------------------------------------------------------- writing
+    bool reader_matched(const Guid& g) const
+    {
+        std::vector<dds_instance_handle_t> handles(16);
+        dds_return_t n = dds_get_matched_subscriptions(writer.get(), handles.data(), handles.size());
+        if (n > static_cast<dds_return_t>(handles.size())) {
+            handles.resize(static_cast<std::size_t>(n) + 16);
+            n = dds_get_matched_subscriptions(writer.get(), handles.data(), handles.size());
+        }
+        for (dds_return_t i = 0; i < std::min<dds_return_t>(n, static_cast<dds_return_t>(handles.size())); ++i) {
+            dds_builtintopic_endpoint_t* ep = dds_get_matched_subscription_data(writer.get(), handles[static_cast<std::size_t>(i)]);
+            if (!ep) continue;
+            const bool same = std::memcmp(ep->key.v, g.data(), 16) == 0;
+            dds_builtintopic_free_endpoint(ep);
+            if (same) return true;
+        }
+        return false;
+    }
+
+    void write_now(const Outgoing& o)
+    {
+        simsync_remote_ToParticipant s{};
+        detail::copy_text(s.participant, o.participant);
+        s.target_incarnation = o.target_incarnation;
+        s.host_incarnation = incarnation;
+        s.seq = o.seq;
+        s.kind = static_cast<std::uint8_t>(o.kind);
+        s.error = o.error;
+        detail::copy_text(s.text, o.text);
+        s.step = o.step;
+        s.rounding = o.rounding;
+        s.state = o.state;
+        s.now = o.now;
+        s.ref = o.ref;
+        s.requested = o.requested;
+        s.granted = o.granted;
+        s.grant_sequence = o.grant_sequence;
+        s.payload._buffer = const_cast<std::uint8_t*>(o.payload.data());
+        s.payload._length = static_cast<std::uint32_t>(o.payload.size());
+        s.payload._maximum = s.payload._length;
+        s.payload._release = false;
+        if (dds_write(writer.get(), &s) < 0) update([](BridgeStats& st) { ++st.write_failures; });
+    }
+
+    // Sends `o` once the writer has matched the reader it is for: a welcome
+    // written before that would be lost (volatile), and every later message of
+    // that participant keeps its place behind it.
+    void send(Outgoing o, Remote* rec)
+    {
+        if (rec && rec->matched) {
+            write_now(o);
+            return;
+        }
+        if (reader_matched(o.reader)) {
+            if (rec) rec->matched = true;
+            write_now(o);
+            return;
+        }
+        waiting_for_match.push_back(std::move(o));
+        update([](BridgeStats& st) { ++st.held_for_discovery; });
+    }
+
+    void on_matched()
+    {
+        if (closing) return;
+        std::map<Guid, bool> matched; // asked once per reader
+        std::vector<Outgoing> still;
+        for (Outgoing& o : waiting_for_match) {
+            auto it = matched.find(o.reader);
+            if (it == matched.end()) it = matched.emplace(o.reader, reader_matched(o.reader)).first;
+            if (it->second) {
+                write_now(o);
+            } else {
+                still.push_back(std::move(o));
+            }
+        }
+        waiting_for_match = std::move(still);
+        for (auto& [name, rec] : remotes) {
+            const auto it = matched.find(rec->reader);
+            if (it != matched.end() && it->second) rec->matched = true;
+        }
+    }
+
+    Outgoing message_to(Remote& rec, remote::ToParticipantKind kind)
+    {
+        Outgoing o;
+        o.reader = rec.reader;
+        o.participant = rec.info.name;
+        o.target_incarnation = rec.info.incarnation;
+        o.seq = ++rec.out_seq;
+        o.kind = kind;
+        return o;
+    }
+
+    void refuse_announce(const remote::HostMessage& m, const remote::Announce& a, remote::WelcomeRefusal why,
+                         std::string text)
+    {
+        Outgoing o;
+        o.reader = a.reply_reader;
+        o.participant = m.participant;
+        o.target_incarnation = m.incarnation;
+        o.seq = 1;
+        o.kind = remote::ToParticipantKind::welcome;
+        o.error = static_cast<std::int32_t>(why);
+        o.text = std::move(text);
+        update([](BridgeStats& st) { ++st.refused_announces; });
+        send(std::move(o), nullptr);
+    }
+
+    // --------------------------------------------------------- reading
+    void drain()
+    {
+        drain_posted.store(false);
+        if (closing || reader.get() <= 0) return;
+        constexpr std::size_t kBatch = 16;
+        for (;;) {
+            void* samples[kBatch] = {};
+            dds_sample_info_t infos[kBatch];
+            const dds_return_t n = dds_take(reader.get(), samples, infos, kBatch, kBatch);
+            if (n <= 0) return;
+            for (dds_return_t i = 0; i < n; ++i) {
+                const auto k = static_cast<std::size_t>(i);
+                if (!infos[k].valid_data) continue; // a writer's unregistration: no message
+                handle(*static_cast<const simsync_remote_ToHost*>(samples[k]));
+            }
+            dds_return_loan(reader.get(), samples, n);
+            if (static_cast<std::size_t>(n) < kBatch) return;
+        }
+    }
+
+    void handle(const simsync_remote_ToHost& sample)
+    {
+        auto decoded = remote::decode(detail::wire_of(sample));
+        if (!decoded) {
+            // The inbox counts what it sees; decoding refusals are counted here.
+            decode_rejections.add(decoded.rejection);
+            update([](BridgeStats&) {});
+            return;
+        }
+        const remote::HostMessage& m = *decoded.message;
+        const auto verdict = inbox.accept(m);
+        using V = remote::HostInbox::Verdict;
+        switch (verdict.verdict) {
+        case V::rejected: update([](BridgeStats&) {}); return;
+        case V::new_announce: on_announce(m, std::get<remote::Announce>(m.body)); return;
+        case V::taken_name: {
+            const auto& a = std::get<remote::Announce>(m.body);
+            refuse_announce(m, a, remote::WelcomeRefusal::duplicate_name,
+                            "a remote participant named '" + m.participant + "' is already registered");
+            return;
+        }
+        case V::apply: break;
+        }
+        const auto it = remotes.find(m.participant);
+        if (it == remotes.end()) return; // admitted implies present
+        const std::shared_ptr<Remote> rec = it->second;
+        std::visit(
+            [&](const auto& body) {
+                using T = std::decay_t<decltype(body)>;
+                if constexpr (std::is_same_v<T, remote::Request>) {
+                    update([](BridgeStats& st) { ++st.requests; });
+                    on_request(rec, m.seq, body.time);
+                } else if constexpr (std::is_same_v<T, remote::Release>) {
+                    on_release(*rec, body);
+                } else if constexpr (std::is_same_v<T, remote::Cancel>) {
+                    on_cancel(*rec, body.request);
+                } else if constexpr (std::is_same_v<T, remote::Leave>) {
+                    remove(rec);
+                    update([](BridgeStats& st) { ++st.leaves; });
+                }
+            },
+            m.body);
+    }
+
+    void on_announce(const remote::HostMessage& m, const remote::Announce& a)
+    {
+        Accessor accessor;
+        try {
+            accessor = handler.register_accessor(m.participant, a.options);
+        } catch (const Error& e) {
+            refuse_announce(m, a,
+                            e.code() == errc::duplicate_name ? remote::WelcomeRefusal::duplicate_name
+                                                             : remote::WelcomeRefusal::invalid,
+                            e.what());
+            return;
+        }
+        inbox.admit(m.participant, m.incarnation);
+        auto rec = std::make_shared<Remote>();
+        rec->info = RemoteParticipantInfo{m.participant, a.options, m.incarnation};
+        rec->reader = a.reply_reader;
+        rec->accessor = std::move(accessor);
+        remotes[m.participant] = rec;
+        // Listed before the welcome goes out: once joined, a participant is listed.
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            names.push_back(m.participant);
+        }
+        update([&](BridgeStats& st) { ++st.announces; });
+        Outgoing o = message_to(*rec, remote::ToParticipantKind::welcome);
+        o.step = handler.step_size().count();
+        o.rounding = static_cast<std::uint8_t>(handler.rounding());
+        o.state = state_code(handler.state());
+        o.now = handler.now().time_since_epoch().count();
+        send(std::move(o), rec.get());
+    }
+
+    // The participant gave up on a request (timeout, stop_token). Whether the
+    // handler has granted it yet or not, the participant holds nothing: a
+    // grant it gets later is dropped there, and its access is released here,
+    // declaring the granted time as its next request (a lockstep participant
+    // keeps holding time at the instant it asked for, as a local one does).
+    void on_cancel(Remote& rec, std::uint64_t request)
+    {
+        if (rec.pending == request) {
+            rec.cancelled = request;
+            if (rec.cancel) rec.cancel->emit(boost::asio::cancellation_type::terminal);
+        } else if (rec.held && rec.held_request == request) {
+            release_withdrawn(rec);
+        } else if (rec.deferred && rec.deferred->first == request) {
+            // Never started: answered as withdrawn, so every request gets one reply.
+            Outgoing o = message_to(rec, remote::ToParticipantKind::grant);
+            o.ref = request;
+            o.requested = rec.deferred->second.time_since_epoch().count();
+            o.error = static_cast<std::int32_t>(errc::cancelled);
+            rec.deferred.reset();
+            send(std::move(o), &rec);
+            update([](BridgeStats& st) { ++st.refusals; });
+        }
+    }
+
+    void release_withdrawn(Remote& rec)
+    {
+        Access access = std::move(*rec.held);
+        rec.held.reset();
+        if (access) access.release(access.granted_time());
+        update([](BridgeStats& st) { ++st.withdrawn_grants; });
+    }
+
+    void on_request(const std::shared_ptr<Remote>& rec, std::uint64_t seq, SimTime t)
+    {
+        if (rec->pending && rec->cancelled == rec->pending && !rec->deferred) {
+            rec->deferred.emplace(seq, t); // after the withdrawn one completes
+            return;
+        }
+        if (rec->pending || rec->held) {
+            update([](BridgeStats& st) { ++st.protocol_errors; });
+            return;
+        }
+        rec->pending = seq;
+        rec->cancel = std::make_unique<boost::asio::cancellation_signal>();
+        std::weak_ptr<Impl> weak = weak_self;
+        try {
+            rec->accessor.async_request_access(
+                t, boost::asio::bind_cancellation_slot(
+                       rec->cancel->slot(),
+                       boost::asio::bind_executor(asio_executor(exec),
+                                                  [weak, rec, seq](std::error_code ec, Access access) {
+                                                      if (auto self = weak.lock()) {
+                                                          self->on_completion(rec, seq, ec, std::move(access));
+                                                      }
+                                                  })));
+        } catch (const Error&) {
+            rec->pending.reset();
+            update([](BridgeStats& st) { ++st.protocol_errors; });
+        }
+    }
+
+    void on_completion(const std::shared_ptr<Remote>& rec, std::uint64_t seq, std::error_code ec, Access access)
+    {
+        if (rec->pending == seq) rec->pending.reset();
+        if (closing || rec->gone) return; // `access`, if granted, is released here
+        complete(*rec, seq, ec, std::move(access));
+        if (!rec->pending && rec->deferred) {
+            const auto [next_seq, t] = *rec->deferred;
+            rec->deferred.reset();
+            on_request(rec, next_seq, t);
+        }
+    }
+
+    // Answers request `seq` (granted or refused) and keeps a granted access.
+    void complete(Remote& rec, std::uint64_t seq, std::error_code ec, Access access)
+    {
+        const bool withdrawn = rec.cancelled == seq;
+        if (withdrawn) rec.cancelled.reset();
+        Outgoing o = message_to(rec, remote::ToParticipantKind::grant);
+        o.ref = seq;
+        o.requested = access.requested_time().time_since_epoch().count();
+        if (ec || withdrawn) {
+            o.error = ec ? ec.value() : static_cast<std::int32_t>(errc::cancelled);
+            if (!ec && access) {
+                // Granted before the withdrawal took effect.
+                rec.held.emplace(std::move(access));
+                release_withdrawn(rec);
+            }
+            send(std::move(o), &rec);
+            update([](BridgeStats& st) { ++st.refusals; });
+            return;
+        }
+        o.granted = access.granted_time().time_since_epoch().count();
+        o.grant_sequence = access.sequence();
+        bool payload_failed = false;
+        if (config.grant_payload) {
+            try {
+                o.payload = config.grant_payload(rec.info, access);
+                if (o.payload.size() > remote::kMaxPayload) {
+                    o.payload.clear();
+                    payload_failed = true;
+                }
+            } catch (...) {
+                o.payload.clear();
+                payload_failed = true;
+            }
+        }
+        rec.held.emplace(std::move(access));
+        rec.held_request = seq;
+        send(std::move(o), &rec);
+        update([&](BridgeStats& st) {
+            ++st.grants;
+            if (payload_failed) ++st.payload_failures;
+        });
+    }
+
+    void on_release(Remote& rec, const remote::Release& r)
+    {
+        if (!rec.held) {
+            update([](BridgeStats& st) { ++st.protocol_errors; });
+            return;
+        }
+        Access access = std::move(*rec.held);
+        rec.held.reset();
+        bool payload_failed = false;
+        bool bad_bound = false;
+        if (access && config.apply_release) {
+            try {
+                config.apply_release(rec.info, access, r.payload);
+            } catch (...) {
+                payload_failed = true;
+            }
+        }
+        if (r.next_request) {
+            try {
+                access.release(*r.next_request);
+            } catch (const Error&) {
+                bad_bound = true;
+                access.release();
+            }
+        } else {
+            access.release();
+        }
+        update([&](BridgeStats& st) {
+            ++st.releases;
+            if (payload_failed) ++st.payload_failures;
+            if (bad_bound) ++st.protocol_errors;
+        });
+    }
+
+    // By value: the caller's reference may be the map entry erased here.
+    void remove(std::shared_ptr<Remote> rec)
+    {
+        rec->gone = true;
+        if (rec->pending && rec->cancel) rec->cancel->emit(boost::asio::cancellation_type::terminal);
+        rec->held.reset(); // releases
+        rec->accessor.deregister();
+        inbox.forget(rec->info.name);
+        remotes.erase(rec->info.name);
+        std::erase_if(waiting_for_match, [&](const Outgoing& o) { return o.reader == rec->reader; });
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            std::erase(names, rec->info.name);
+        }
+        changed.notify_all();
+    }
+
+    void broadcast_state()
+    {
+        if (closing) return;
+        const std::uint8_t state = state_code(handler.state());
+        const std::int64_t now = handler.now().time_since_epoch().count();
+        for (auto& [name, rec] : remotes) {
+            Outgoing o = message_to(*rec, remote::ToParticipantKind::state);
+            o.state = state;
+            o.now = now;
+            send(std::move(o), rec.get());
+        }
+    }
+
+    void post(void (Impl::*job)())
+    {
+        try {
+            exec.post([weak = weak_self, job] {
+                if (auto self = weak.lock()) ((*self).*job)();
+            });
+        } catch (const Error&) {
+            // The loop is gone: the Bridge is being destroyed.
+        }
+    }
+
+    // Cyclone's listeners. The Impl outlives its reader and writer (deleted
+    // first, and dds_delete waits for a running listener); they only post,
+    // never keep the Impl alive.
+    static void on_data_available(dds_entity_t, void* arg)
+    {
+        auto* impl = static_cast<Impl*>(arg);
+        if (!impl->drain_posted.exchange(true)) impl->post(&Impl::drain);
+    }
+    static void on_publication_matched(dds_entity_t, const dds_publication_matched_status_t, void* arg)
+    {
+        static_cast<Impl*>(arg)->post(&Impl::on_matched);
+    }
+
+    remote::RejectionCounts decode_rejections; // loop thread
+};
+
+void Bridge::Impl::start()
+{
+    const dds_entity_t pp = participant->native_handle();
+    to_host_topic = detail::create_to_host_topic(pp);
+    to_participant_topic = detail::create_to_participant_topic(pp);
+
+    const detail::QosPtr wq = detail::make_remote_qos(config.partition, detail::Side::writer);
+    dds_listener_t* wl = dds_create_listener(this);
+    dds_lset_publication_matched(wl, &on_publication_matched);
+    const dds_entity_t w = dds_create_writer(pp, to_participant_topic.get(), wq.get(), wl);
+    dds_delete_listener(wl);
+    writer = detail::Entity(detail::check(w, "creating the Bridge's DDS writer"));
+
+    const detail::QosPtr rq = detail::make_remote_qos(config.partition, detail::Side::reader);
+    dds_listener_t* rl = dds_create_listener(this);
+    dds_lset_data_available(rl, &on_data_available);
+    const dds_entity_t r = dds_create_reader(pp, to_host_topic.get(), rq.get(), rl);
+    dds_delete_listener(rl);
+    // Assigned on the loop: drain() reads it there.
+    exec.sync([&] { reader = detail::Entity(detail::check(r, "creating the Bridge's DDS reader")); });
+    post(&Impl::drain); // samples that arrived before `reader` was set
+
+    subscription = handler.subscribe([weak = weak_self](const HandlerEvent&) {
+        if (auto self = weak.lock()) self->post(&Impl::broadcast_state);
+    });
+}
+
+void Bridge::Impl::close()
+{
+    // On the loop's thread. No sample is taken after this.
+    reader.reset();
+    // Participants learn that the host is gone: pending requests end `stopped`.
+    for (auto& [name, rec] : remotes) {
+        Outgoing o = message_to(*rec, remote::ToParticipantKind::state);
+        o.state = state_code(HandlerState::stopped);
+        o.now = handler.now().time_since_epoch().count();
+        send(std::move(o), rec.get());
+    }
+    closing = true;
+    while (!remotes.empty()) remove(remotes.begin()->second);
+}
+
+Bridge::Bridge(SimSyncHandler& handler, std::shared_ptr<Participant> participant, BridgeConfig config,
+               Executor executor)
+{
+    if (!participant) throw Error(errc::invalid_argument, "Bridge: the participant is null");
+    if (config.partition.empty()) throw Error(errc::invalid_argument, "Bridge: the partition is empty");
+    impl_ = std::make_shared<Impl>(handler, std::move(participant), std::move(config));
+    if (!executor) {
+        impl_->own_loop = std::make_unique<EventLoop>();
+        executor = impl_->own_loop->executor();
+    }
+    impl_->exec = executor;
+    impl_->weak_self = impl_;
+    impl_->start();
+}
+
+Bridge::~Bridge()
+{
+    impl_->subscription.reset();
+    try {
+        impl_->exec.sync([this] { impl_->close(); });
+    } catch (...) {
+    }
+    // No listener runs after these deletions (dds_delete waits for one running).
+    impl_->writer.reset();
+    impl_->to_host_topic.reset();
+    impl_->to_participant_topic.reset();
+    impl_->own_loop.reset();
+}
+
+std::vector<std::string> Bridge::participants() const
+{
+    std::lock_guard<std::mutex> guard(impl_->mutex);
+    return impl_->names;
+}
+
+BridgeStats Bridge::stats() const
+{
+    std::lock_guard<std::mutex> guard(impl_->mutex);
+    return impl_->stats;
+}
+
+std::uint64_t Bridge::incarnation() const noexcept { return impl_->incarnation; }
+
+bool Bridge::wait_for_participants(std::size_t count, WallClock::duration timeout) const
+{
+    std::unique_lock<std::mutex> lock(impl_->mutex);
+    return impl_->changed.wait_for(lock, timeout, [&] { return impl_->names.size() >= count; });
+}
+
+bool Bridge::wait_until(const std::function<bool(const BridgeStats&)>& done, WallClock::duration timeout) const
+{
+    std::unique_lock<std::mutex> lock(impl_->mutex);
+    return impl_->changed.wait_for(lock, timeout, [&] { return done(impl_->stats); });
+}
+
+} // namespace simsync::dds

@@ -1,0 +1,519 @@
+#include "remote_dds.hpp"
+
+#include <simsync/dds/remote_accessor.hpp>
+#include <simsync/error.hpp>
+
+#include <algorithm>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <utility>
+#include <vector>
+
+namespace simsync::dds {
+
+namespace detail {
+
+struct RemoteState {
+    std::shared_ptr<Participant> participant;
+    std::string name;
+    AccessorOptions options;
+    RemoteAccessorConfig config;
+    std::uint64_t incarnation = random_incarnation();
+
+    Entity to_host_topic;
+    Entity to_participant_topic;
+    Entity writer;
+    Entity reader;
+
+    std::mutex write_mutex; // sequence numbers in the order written
+    std::uint64_t out_seq = 0;
+    bool left = false;
+
+    mutable std::mutex mutex;
+    mutable std::condition_variable_any changed;
+    remote::ParticipantInbox inbox;
+    std::optional<remote::Welcome> welcome;
+    HandlerState state = HandlerState::running;
+    SimTime now{};
+    std::optional<std::uint64_t> waiting_for; // the request whose reply a caller waits for
+    std::optional<remote::Grant> reply;
+    std::set<std::uint64_t> abandoned; // requests given up on; their replies are dropped
+    bool busy = false;
+    bool holding = false;
+    std::uint64_t stale_replies = 0;
+    // An asynchronous request's completion (for `waiting_for`), and the
+    // completions the listener has decided and will run once it unlocks.
+    std::unique_ptr<RemoteCompletion> async;
+    SimTime async_requested{};
+    std::vector<std::pair<std::unique_ptr<RemoteCompletion>, RemoteAccess>> ready;
+    std::weak_ptr<RemoteState> self;
+
+    static RemoteAccess refusal(SimTime requested, std::error_code error)
+    {
+        RemoteAccess a;
+        a.requested_ = requested;
+        a.error_ = error;
+        return a;
+    }
+
+    // Under `mutex`: the access a reply grants (or its refusal); a granted one is held.
+    RemoteAccess accept_reply(remote::Grant g)
+    {
+        if (g.error) return refusal(g.requested, g.error);
+        RemoteAccess a;
+        a.state_ = self.lock();
+        a.held_ = true;
+        a.requested_ = g.requested;
+        a.granted_ = g.granted;
+        a.sequence_ = g.grant_sequence;
+        a.payload_ = std::move(g.payload);
+        holding = true;
+        return a;
+    }
+
+    // Under `mutex`: ends the pending asynchronous request with `error`
+    // (its completion runs once the lock is released).
+    void end_async(std::error_code error)
+    {
+        if (!async) return;
+        if (waiting_for) abandoned.insert(*waiting_for);
+        waiting_for.reset();
+        busy = false;
+        ready.emplace_back(std::move(async), refusal(async_requested, error));
+    }
+
+    void run_ready()
+    {
+        std::vector<std::pair<std::unique_ptr<RemoteCompletion>, RemoteAccess>> due;
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            due.swap(ready);
+        }
+        for (auto& [completion, access] : due) completion->complete(access.error(), std::move(access));
+    }
+
+    RemoteState(std::string n, std::uint64_t inc) : name(n), inbox(std::move(n), inc) {}
+    ~RemoteState()
+    {
+        // The reader first: dds_delete waits for a running listener, which uses this object.
+        reader.reset();
+        writer.reset();
+        to_participant_topic.reset();
+        to_host_topic.reset();
+    }
+
+    // Writes one message with the next sequence number; returns it (0 if not written).
+    std::uint64_t write(remote::ToHostKind kind, const std::function<void(simsync_remote_ToHost&)>& fill,
+                        const std::function<void(std::uint64_t)>& before_write = {})
+    {
+        std::lock_guard<std::mutex> guard(write_mutex);
+        if (left) return 0;
+        simsync_remote_ToHost s{};
+        copy_text(s.participant, name);
+        s.incarnation = incarnation;
+        s.seq = out_seq + 1;
+        s.kind = static_cast<std::uint8_t>(kind);
+        fill(s);
+        if (before_write) before_write(s.seq);
+        if (dds_write(writer.get(), &s) < 0) return 0;
+        ++out_seq;
+        return s.seq;
+    }
+
+    void on_data(dds_entity_t rd)
+    {
+        constexpr std::size_t kBatch = 16;
+        for (;;) {
+            void* samples[kBatch] = {};
+            dds_sample_info_t infos[kBatch];
+            const dds_return_t n = dds_take(rd, samples, infos, kBatch, kBatch);
+            if (n <= 0) return;
+            {
+                std::lock_guard<std::mutex> guard(mutex);
+                for (dds_return_t i = 0; i < n; ++i) {
+                    const auto k = static_cast<std::size_t>(i);
+                    if (!infos[k].valid_data) continue;
+                    handle(*static_cast<const simsync_remote_ToParticipant*>(samples[k]));
+                }
+            }
+            changed.notify_all();
+            run_ready();
+            dds_return_loan(rd, samples, n);
+            if (static_cast<std::size_t>(n) < kBatch) return;
+        }
+    }
+
+    // Under `mutex`.
+    void handle(const simsync_remote_ToParticipant& sample)
+    {
+        auto decoded = remote::decode(wire_of(sample));
+        if (!decoded) {
+            decode_rejections.add(decoded.rejection);
+            return;
+        }
+        const remote::ParticipantMessage& m = *decoded.message;
+        if (!inbox.accept(m)) return;
+        if (const auto* w = std::get_if<remote::Welcome>(&m.body)) {
+            welcome = *w;
+            if (w->refusal == remote::WelcomeRefusal::none) {
+                state = w->state;
+                now = w->now;
+            }
+        } else if (const auto* g = std::get_if<remote::Grant>(&m.body)) {
+            if (!g->error && g->granted > now) now = g->granted;
+            if (waiting_for == g->request && async) {
+                waiting_for.reset();
+                busy = false;
+                ready.emplace_back(std::move(async), accept_reply(*g));
+            } else if (waiting_for == g->request) {
+                reply = *g;
+            } else {
+                // A reply to a request given up on: the host releases such an access itself.
+                abandoned.erase(g->request);
+                ++stale_replies;
+            }
+        } else if (const auto* s = std::get_if<remote::StateChange>(&m.body)) {
+            state = s->state;
+            if (s->now > now) now = s->now;
+            if (state == HandlerState::stopped) end_async(make_error_code(errc::stopped));
+        }
+    }
+
+    static void on_data_available(dds_entity_t rd, void* arg) { static_cast<RemoteState*>(arg)->on_data(rd); }
+
+    remote::RejectionCounts decode_rejections; // under `mutex`
+
+    // Under `mutex`.
+    remote::RejectionCounts all_rejections() const
+    {
+        remote::RejectionCounts c = inbox.rejections();
+        for (std::size_t i = 0; i < remote::kRejectionCount; ++i) c.by_reason[i] += decode_rejections.by_reason[i];
+        return c;
+    }
+
+    void release(const RemoteAccess& access, std::optional<SimTime> next, std::span<const std::uint8_t> commands)
+    {
+        if (commands.size() > remote::kMaxPayload) {
+            throw Error(errc::invalid_argument, "RemoteAccess::release: a payload of " +
+                                                    std::to_string(commands.size()) + " bytes, at most " +
+                                                    std::to_string(remote::kMaxPayload));
+        }
+        if (next && *next < access.granted_time()) {
+            throw Error(errc::invalid_argument, "RemoteAccess::release: the next request " +
+                                                    format_seconds(next->time_since_epoch()) +
+                                                    " s is before the granted time " +
+                                                    format_seconds(access.granted_time().time_since_epoch()) + " s");
+        }
+        write(remote::ToHostKind::release, [&](simsync_remote_ToHost& s) {
+            s.has_time = next.has_value();
+            s.time = next ? next->time_since_epoch().count() : 0;
+            s.payload._buffer = const_cast<std::uint8_t*>(commands.data());
+            s.payload._length = static_cast<std::uint32_t>(commands.size());
+            s.payload._maximum = s.payload._length;
+            s.payload._release = false;
+        });
+        std::lock_guard<std::mutex> guard(mutex);
+        holding = false;
+    }
+};
+
+} // namespace detail
+
+// ------------------------------------------------------------ RemoteAccess
+
+RemoteAccess::RemoteAccess(RemoteAccess&& o) noexcept
+    : state_(std::move(o.state_)), held_(o.held_), error_(o.error_), requested_(o.requested_), granted_(o.granted_),
+      sequence_(o.sequence_), payload_(std::move(o.payload_))
+{
+    o.held_ = false;
+}
+
+RemoteAccess& RemoteAccess::operator=(RemoteAccess&& o) noexcept
+{
+    if (this != &o) {
+        try {
+            release();
+        } catch (...) {
+        }
+        state_ = std::move(o.state_);
+        held_ = o.held_;
+        error_ = o.error_;
+        requested_ = o.requested_;
+        granted_ = o.granted_;
+        sequence_ = o.sequence_;
+        payload_ = std::move(o.payload_);
+        o.held_ = false;
+    }
+    return *this;
+}
+
+RemoteAccess::~RemoteAccess()
+{
+    try {
+        release();
+    } catch (...) {
+    }
+}
+
+void RemoteAccess::release(std::span<const std::uint8_t> commands)
+{
+    if (!held_) return;
+    state_->release(*this, std::nullopt, commands);
+    held_ = false;
+}
+
+void RemoteAccess::release(SimTime next_request, std::span<const std::uint8_t> commands)
+{
+    if (!held_) return;
+    state_->release(*this, next_request, commands);
+    held_ = false;
+}
+
+// ---------------------------------------------------------- RemoteAccessor
+
+RemoteAccessor::RemoteAccessor(std::shared_ptr<Participant> participant, std::string name, AccessorOptions options,
+                               RemoteAccessorConfig config)
+{
+    if (!participant) throw Error(errc::invalid_argument, "RemoteAccessor: the participant is null");
+    if (const std::string why = remote::check_name(name); !why.empty()) {
+        throw Error(errc::invalid_argument, "RemoteAccessor: " + why);
+    }
+    if (options.lookahead < SimDuration::zero()) {
+        throw Error(errc::invalid_argument, "RemoteAccessor '" + name + "': negative lookahead");
+    }
+    state_ = std::make_shared<detail::RemoteState>(name, 0);
+    detail::RemoteState& s = *state_;
+    s.self = state_;
+    s.inbox = remote::ParticipantInbox(name, s.incarnation);
+    s.participant = std::move(participant);
+    s.options = options;
+    s.config = std::move(config);
+
+    const dds_entity_t pp = s.participant->native_handle();
+    s.to_host_topic = detail::create_to_host_topic(pp);
+    s.to_participant_topic = detail::create_to_participant_topic(pp);
+    const detail::QosPtr wq = detail::make_remote_qos(s.config.partition, detail::Side::writer);
+    s.writer = detail::Entity(detail::check(dds_create_writer(pp, s.to_host_topic.get(), wq.get(), nullptr),
+                                            "creating the RemoteAccessor's DDS writer"));
+    detail::check(dds_set_status_mask(s.writer.get(), DDS_PUBLICATION_MATCHED_STATUS),
+                  "enabling the matched status of the RemoteAccessor's writer");
+    const detail::QosPtr rq = detail::make_remote_qos(s.config.partition, detail::Side::reader);
+    dds_listener_t* listener = dds_create_listener(&s);
+    dds_lset_data_available(listener, &detail::RemoteState::on_data_available);
+    const dds_entity_t r = dds_create_reader(pp, s.to_participant_topic.get(), rq.get(), listener);
+    dds_delete_listener(listener);
+    s.reader = detail::Entity(detail::check(r, "creating the RemoteAccessor's DDS reader"));
+    dds_guid_t guid{};
+    detail::check(dds_get_guid(s.reader.get(), &guid), "reading the GUID of the RemoteAccessor's reader");
+
+    const WallTime deadline = WallClock::now() + s.config.join_timeout;
+    if (!detail::wait_for_readers(s.writer.get(), 1, s.config.join_timeout)) {
+        throw Error(errc::timed_out, "RemoteAccessor '" + name + "': no host in DDS domain " +
+                                         std::to_string(s.participant->config().id) + ", partition '" +
+                                         s.config.partition + "' within the join timeout");
+    }
+    const std::uint64_t seq = s.write(remote::ToHostKind::announce, [&](simsync_remote_ToHost& m) {
+        m.accessor_kind = options.kind == AccessorKind::lockstep ? 0 : 1;
+        m.access_mode = options.mode == AccessMode::exclusive ? 0 : 1;
+        m.priority = options.priority;
+        m.time = options.first_request.time_since_epoch().count();
+        m.lookahead = options.lookahead.count();
+        const auto g = detail::guid_bytes(guid);
+        std::copy(g.begin(), g.end(), m.reply_reader);
+    });
+    if (seq == 0) throw Error(errc::invalid_state, "RemoteAccessor '" + name + "': writing the announce failed");
+
+    std::unique_lock<std::mutex> lock(s.mutex);
+    if (!s.changed.wait_until(lock, deadline, [&] { return s.welcome.has_value(); })) {
+        throw Error(errc::timed_out, "RemoteAccessor '" + name + "': the host did not answer within the join timeout");
+    }
+    if (s.welcome->refusal != remote::WelcomeRefusal::none) {
+        const errc code = s.welcome->refusal == remote::WelcomeRefusal::duplicate_name ? errc::duplicate_name
+                                                                                       : errc::invalid_state;
+        throw Error(code, "RemoteAccessor '" + name + "': the host refused it: " + s.welcome->text);
+    }
+}
+
+RemoteAccessor::~RemoteAccessor()
+{
+    if (!state_) return;
+    state_->write(remote::ToHostKind::leave, [](simsync_remote_ToHost&) {});
+    {
+        std::lock_guard<std::mutex> guard(state_->write_mutex);
+        state_->left = true; // a RemoteAccess released later writes nothing
+    }
+    {
+        std::lock_guard<std::mutex> guard(state_->mutex);
+        state_->end_async(make_error_code(errc::not_registered));
+    }
+    state_->run_ready();
+}
+
+detail::RemoteTicket RemoteAccessor::start_async(SimTime t, std::unique_ptr<detail::RemoteCompletion> completion)
+{
+    detail::RemoteState& s = *state_;
+    bool stopped = false;
+    {
+        std::lock_guard<std::mutex> guard(s.mutex);
+        if (s.busy || s.holding) {
+            throw Error(errc::busy, "RemoteAccessor '" + s.name + "': a request is pending or an access is held");
+        }
+        stopped = s.state == HandlerState::stopped;
+        if (!stopped) s.busy = true;
+    }
+    if (stopped) {
+        completion->complete(make_error_code(errc::stopped), detail::RemoteState::refusal(t, make_error_code(errc::stopped)));
+        return {};
+    }
+    const std::uint64_t seq = s.write(
+        remote::ToHostKind::request, [&](simsync_remote_ToHost& m) { m.time = t.time_since_epoch().count(); },
+        [&](std::uint64_t next) {
+            std::lock_guard<std::mutex> guard(s.mutex);
+            s.waiting_for = next;
+            s.reply.reset();
+            s.async = std::move(completion);
+            s.async_requested = t;
+        });
+    if (seq == 0) {
+        {
+            std::lock_guard<std::mutex> guard(s.mutex);
+            s.end_async(make_error_code(errc::stopped));
+            if (completion) s.ready.emplace_back(std::move(completion), detail::RemoteState::refusal(t, make_error_code(errc::stopped)));
+            s.busy = false;
+        }
+        s.run_ready();
+        return {};
+    }
+    return {state_, seq};
+}
+
+void detail::cancel_remote(const RemoteTicket& ticket) noexcept
+{
+    const std::shared_ptr<RemoteState> s = ticket.state.lock();
+    if (!s || ticket.request == 0) return;
+    bool withdrawn = false;
+    {
+        std::lock_guard<std::mutex> guard(s->mutex);
+        if (s->async && s->waiting_for == ticket.request) {
+            s->end_async(make_error_code(errc::cancelled));
+            withdrawn = true;
+        }
+    }
+    if (!withdrawn) return;
+    try {
+        s->write(remote::ToHostKind::cancel, [&](simsync_remote_ToHost& m) { m.ref = ticket.request; });
+    } catch (...) {
+    }
+    s->run_ready();
+}
+
+RemoteAccess RemoteAccessor::request_access(SimTime t, std::stop_token stop)
+{
+    return request_access_until(t, WallTime::max(), std::move(stop));
+}
+
+RemoteAccess RemoteAccessor::request_access_for(SimTime t, WallClock::duration timeout, std::stop_token stop)
+{
+    const WallTime now = WallClock::now();
+    const WallTime deadline = timeout >= WallTime::max() - now ? WallTime::max() : now + timeout;
+    return request_access_until(t, deadline, std::move(stop));
+}
+
+RemoteAccess RemoteAccessor::request_access_until(SimTime t, WallTime deadline, std::stop_token stop)
+{
+    detail::RemoteState& s = *state_;
+    RemoteAccess access;
+    access.requested_ = t;
+    {
+        std::lock_guard<std::mutex> guard(s.mutex);
+        if (s.busy || s.holding) {
+            throw Error(errc::busy, "RemoteAccessor '" + s.name + "': a request is pending or an access is held");
+        }
+        if (s.state == HandlerState::stopped) {
+            access.error_ = make_error_code(errc::stopped);
+            return access;
+        }
+        s.busy = true;
+    }
+    const std::uint64_t seq = s.write(
+        remote::ToHostKind::request, [&](simsync_remote_ToHost& m) { m.time = t.time_since_epoch().count(); },
+        [&](std::uint64_t next) {
+            // Before the write: the reply may arrive before it returns.
+            std::lock_guard<std::mutex> guard(s.mutex);
+            s.waiting_for = next;
+            s.reply.reset();
+        });
+    std::unique_lock<std::mutex> lock(s.mutex);
+    if (seq == 0) {
+        s.busy = false;
+        s.waiting_for.reset();
+        access.error_ = make_error_code(errc::stopped);
+        return access;
+    }
+    auto answered = [&] { return s.reply.has_value() || s.state == HandlerState::stopped; };
+    if (deadline == WallTime::max()) {
+        s.changed.wait(lock, stop, answered);
+    } else {
+        s.changed.wait_until(lock, stop, deadline, answered);
+    }
+    s.busy = false;
+    s.waiting_for.reset();
+    if (s.reply) {
+        remote::Grant g = std::move(*s.reply);
+        s.reply.reset();
+        return s.accept_reply(std::move(g));
+    }
+    // Not answered: withdraw it at the host (which releases it if it granted it meanwhile).
+    s.abandoned.insert(seq);
+    const bool host_stopped = s.state == HandlerState::stopped;
+    lock.unlock();
+    if (!host_stopped) {
+        s.write(remote::ToHostKind::cancel, [&](simsync_remote_ToHost& m) { m.ref = seq; });
+    }
+    access.error_ = make_error_code(host_stopped                  ? errc::stopped
+                                    : stop.stop_requested()       ? errc::cancelled
+                                                                  : errc::timed_out);
+    return access;
+}
+
+const std::string& RemoteAccessor::name() const noexcept { return state_->name; }
+const AccessorOptions& RemoteAccessor::options() const noexcept { return state_->options; }
+SimDuration RemoteAccessor::step_size() const noexcept { return state_->welcome->step; }
+Rounding RemoteAccessor::rounding() const noexcept { return state_->welcome->rounding; }
+
+HandlerState RemoteAccessor::state() const
+{
+    std::lock_guard<std::mutex> guard(state_->mutex);
+    return state_->state;
+}
+
+SimTime RemoteAccessor::now() const
+{
+    std::lock_guard<std::mutex> guard(state_->mutex);
+    return state_->now;
+}
+
+bool RemoteAccessor::wait_for_state(HandlerState state, WallClock::duration timeout) const
+{
+    std::unique_lock<std::mutex> lock(state_->mutex);
+    return state_->changed.wait_for(lock, timeout, [&] { return state_->state == state; });
+}
+
+std::uint64_t RemoteAccessor::incarnation() const noexcept { return state_->incarnation; }
+
+remote::RejectionCounts RemoteAccessor::rejections() const
+{
+    std::lock_guard<std::mutex> guard(state_->mutex);
+    return state_->all_rejections();
+}
+
+bool RemoteAccessor::wait_for_rejections(std::uint64_t total, WallClock::duration timeout) const
+{
+    std::unique_lock<std::mutex> lock(state_->mutex);
+    return state_->changed.wait_for(lock, timeout, [&] { return state_->all_rejections().total() >= total; });
+}
+
+} // namespace simsync::dds

@@ -1,0 +1,130 @@
+// simsync_remote_participant: a RemoteAccessor in a process of its own, for the
+// tests of remote participants (test_remote.cpp starts it as a child).
+//
+// Joins the host's Bridge on a loopback DDS domain, then asks for access at
+// first, first + period, ... (`--count` times), releasing each with the next
+// request's time and `--name` as the release's payload. Prints one line per
+// event on stdout:
+//   joined <name> step_ns=<dt> now_ns=<t> state=<state>
+//   grant <requested_ns> <granted_ns> <sequence> <payload bytes>
+//   refused <requested_ns> <error>
+//   done
+// Exit status 0 after `--count` grants (or a refusal that ends it: stopped),
+// 1 if it could not join, 2 for bad options.
+
+#include <simsync/dds/remote_accessor.hpp>
+#include <simsync/error.hpp>
+
+#include <boost/program_options.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+namespace po = boost::program_options;
+namespace sd = simsync::dds;
+
+int main(int argc, char** argv)
+{
+    std::uint32_t domain = 0;
+    std::string tag;
+    std::string partition;
+    std::string name;
+    std::string kind;
+    int priority = 0;
+    std::int64_t first_ns = 0;
+    std::int64_t period_ns = 0;
+    std::int64_t lookahead_ns = 0;
+    std::uint64_t count = 0;
+    double join_timeout_s = 0;
+    po::options_description options("simsync_remote_participant: a remote participant for tests");
+    options.add_options()
+        ("help", "this text")
+        ("domain", po::value(&domain)->required(), "DDS domain id (loopback network)")
+        ("tag", po::value(&tag)->default_value(""), "Cyclone discovery tag")
+        ("partition", po::value(&partition)->default_value("simsync"), "DDS partition")
+        ("name", po::value(&name)->required(), "the participant's name")
+        ("kind", po::value(&kind)->default_value("lockstep"), "lockstep or free")
+        ("priority", po::value(&priority)->default_value(0), "order at one instant")
+        ("first-ns", po::value(&first_ns)->default_value(0), "the first request, ns")
+        ("period-ns", po::value(&period_ns)->default_value(1'000'000), "between requests, ns")
+        ("lookahead-ns", po::value(&lookahead_ns)->default_value(0), "lockstep lookahead, ns")
+        ("count", po::value(&count)->default_value(10), "number of grants")
+        ("join-timeout", po::value(&join_timeout_s)->default_value(20.0), "seconds to wait for the host");
+    po::variables_map vm;
+    try {
+        po::store(po::parse_command_line(argc, argv, options), vm);
+        if (vm.count("help")) {
+            std::cout << options << "\n";
+            return 0;
+        }
+        po::notify(vm);
+        if (kind != "lockstep" && kind != "free") throw po::error("--kind must be lockstep or free");
+        if (period_ns <= 0) throw po::error("--period-ns must be > 0");
+    } catch (const po::error& e) {
+        std::cerr << "simsync_remote_participant: " << e.what() << "\n" << options << "\n";
+        return 2;
+    }
+
+    try {
+        sd::DomainConfig dc = sd::DomainConfig::loopback(domain);
+        dc.tag = tag;
+        auto participant = sd::Participant::create(dc);
+        simsync::AccessorOptions ao;
+        ao.kind = kind == "lockstep" ? simsync::AccessorKind::lockstep : simsync::AccessorKind::free;
+        ao.priority = priority;
+        ao.first_request = simsync::SimTime{simsync::SimDuration{first_ns}};
+        ao.lookahead = simsync::SimDuration{lookahead_ns};
+        sd::RemoteAccessorConfig rc;
+        rc.partition = partition;
+        rc.join_timeout = std::chrono::duration_cast<simsync::WallClock::duration>(std::chrono::duration<double>(join_timeout_s));
+        std::unique_ptr<sd::RemoteAccessor> accessor;
+        try {
+            accessor = std::make_unique<sd::RemoteAccessor>(participant, name, ao, rc);
+        } catch (const simsync::Error& e) {
+            std::printf("join-failed %s: %s\n", e.code().message().c_str(), e.what());
+            std::fflush(stdout);
+            return 1;
+        }
+        std::printf("joined %s step_ns=%lld now_ns=%lld state=%s\n", name.c_str(),
+                    static_cast<long long>(accessor->step_size().count()),
+                    static_cast<long long>(accessor->now().time_since_epoch().count()),
+                    simsync::to_string(accessor->state()));
+        std::fflush(stdout);
+        const std::string commands = name;
+        std::uint64_t granted = 0;
+        for (std::uint64_t k = 0; granted < count; ++k) {
+            const simsync::SimTime t{simsync::SimDuration{first_ns + static_cast<std::int64_t>(k) * period_ns}};
+            sd::RemoteAccess a = accessor->request_access(t);
+            if (!a) {
+                std::printf("refused %lld %s\n", static_cast<long long>(t.time_since_epoch().count()),
+                            a.error().message().c_str());
+                std::fflush(stdout);
+                if (a.error() == simsync::errc::time_passed) continue;
+                break;
+            }
+            ++granted;
+            const std::string payload(a.payload().begin(), a.payload().end());
+            std::printf("grant %lld %lld %llu %s\n", static_cast<long long>(a.requested_time().time_since_epoch().count()),
+                        static_cast<long long>(a.granted_time().time_since_epoch().count()),
+                        static_cast<unsigned long long>(a.sequence()), payload.c_str());
+            std::fflush(stdout);
+            const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(commands.data()), commands.size());
+            if (granted < count) {
+                a.release(t + simsync::SimDuration{period_ns}, bytes);
+            } else {
+                a.release(bytes);
+            }
+        }
+        std::printf("done\n");
+        std::fflush(stdout);
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "simsync_remote_participant: %s\n", e.what());
+        return 1;
+    }
+}
