@@ -621,6 +621,24 @@ bool Bridge::wait_for_participants(std::size_t count, WallClock::duration timeou
     return impl_->changed.wait_for(lock, timeout, [&] { return impl_->names.size() >= count; });
 }
 
+std::vector<std::string> Bridge::wait_for_participants(const std::vector<std::string>& names,
+                                                       WallClock::duration timeout) const
+{
+    std::vector<std::string> missing;
+    auto all_in = [&] {
+        missing.clear();
+        for (const std::string& name : names) {
+            if (std::find(impl_->names.begin(), impl_->names.end(), name) == impl_->names.end()) {
+                missing.push_back(name);
+            }
+        }
+        return missing.empty();
+    };
+    std::unique_lock<std::mutex> lock(impl_->mutex);
+    impl_->changed.wait_for(lock, timeout, all_in);
+    return missing;
+}
+
 bool Bridge::wait_until(const std::function<bool(const BridgeStats&)>& done, WallClock::duration timeout) const
 {
     std::unique_lock<std::mutex> lock(impl_->mutex);

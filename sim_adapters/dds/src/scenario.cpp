@@ -6,30 +6,39 @@
 
 namespace simsync::dds {
 
-Ros2SinkSettings parse_ros2_sink(const ConfigNode& node)
+namespace detail {
+
+void read_domain_keys(const ConfigNode& node, DomainConfig& domain)
 {
-    Ros2SinkSettings s;
-    if (node.is_null()) return s;
-    node.allow_only({"domain", "network", "interface", "peers", "tag", "topic", "reliability", "durability", "depth",
-                     "repeat_while_paused"});
     if (auto n = node.find("domain")) {
         const std::int64_t id = n->as_int();
         if (id < 0 || id > static_cast<std::int64_t>(kMaxDomainId)) {
             n->fail("expected a DDS domain id 0.." + std::to_string(kMaxDomainId) + " (ROS_DOMAIN_ID), got " +
                     std::to_string(id));
         }
-        s.domain.id = static_cast<std::uint32_t>(id);
+        domain.id = static_cast<std::uint32_t>(id);
     }
-    if (auto n = node.find("network")) s.domain.network = parse_network(n->as_choice({"system", "loopback"}));
-    if (auto n = node.find("interface")) s.domain.interface = n->as_string();
+    if (auto n = node.find("network")) domain.network = parse_network(n->as_choice({"system", "loopback"}));
+    if (auto n = node.find("interface")) domain.interface = n->as_string();
     if (auto n = node.find("peers")) {
         for (const ConfigNode& p : n->elements()) {
             std::string peer = p.as_string();
             if (peer.empty()) p.fail("expected a host or address, got an empty string");
-            s.domain.peers.push_back(std::move(peer));
+            domain.peers.push_back(std::move(peer));
         }
     }
-    if (auto n = node.find("tag")) s.domain.tag = n->as_string();
+    if (auto n = node.find("tag")) domain.tag = n->as_string();
+}
+
+} // namespace detail
+
+Ros2SinkSettings parse_ros2_sink(const ConfigNode& node)
+{
+    Ros2SinkSettings s;
+    if (node.is_null()) return s;
+    node.allow_only({"domain", "network", "interface", "peers", "tag", "topic", "reliability", "durability", "depth",
+                     "repeat_while_paused"});
+    detail::read_domain_keys(node, s.domain);
     if (auto n = node.find("topic")) {
         s.sink.topic = n->as_string();
         if (s.sink.topic.empty()) n->fail("expected a DDS topic name (ROS 2's /clock is rt/clock), got an empty string");

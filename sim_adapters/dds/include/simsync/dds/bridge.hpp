@@ -111,6 +111,10 @@ public:
     /// Blocks until at least `count` remote participants are registered, or
     /// `timeout` passes. @return whether they are.
     bool wait_for_participants(std::size_t count, WallClock::duration timeout) const;
+    /// Blocks until every participant named in `names` is registered, or
+    /// `timeout` passes. @return the names still missing (empty: all joined).
+    std::vector<std::string> wait_for_participants(const std::vector<std::string>& names,
+                                                   WallClock::duration timeout) const;
     /// Blocks until `done(stats())` or `timeout` passes; re-checked whenever
     /// the Bridge has processed a message. @return whether `done` held.
     bool wait_until(const std::function<bool(const BridgeStats&)>& done, WallClock::duration timeout) const;

@@ -1,0 +1,191 @@
+// Remote participants in configuration files (the host's `remote:` section, a
+// participant's `participant:` document) and the start across processes
+// (start_together). Expected values come from remote_scenario.hpp.
+
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include "dds_testing.hpp"
+
+#include <simsync/dds/bridge.hpp>
+#include <simsync/dds/remote_accessor.hpp>
+#include <simsync/dds/remote_scenario.hpp>
+#include <simsync/simsync.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace std::chrono_literals;
+namespace sd = simsync::dds;
+
+namespace {
+
+// The ConfigError's text for `yaml`'s `key` section parsed by `parse`.
+template <class Parse>
+std::string error_of(const std::string& yaml, const char* key, Parse parse)
+{
+    try {
+        const simsync::ConfigNode root = simsync::ConfigNode::parse(yaml, "remote.yaml");
+        parse(root.at(key));
+    } catch (const simsync::ConfigError& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+std::string host_error(const std::string& yaml)
+{
+    return error_of(yaml, "remote", [](const simsync::ConfigNode& n) { sd::parse_remote_host(n); });
+}
+
+std::string participant_error(const std::string& yaml)
+{
+    return error_of(yaml, "participant", [](const simsync::ConfigNode& n) { sd::parse_remote_participant(n); });
+}
+
+} // namespace
+
+TEST_CASE("RemoteScenario.Host.EveryKeyRead")
+{
+    const auto root = simsync::ConfigNode::parse("remote:\n"
+                                                 "  domain: 7\n"
+                                                 "  network: loopback\n"
+                                                 "  peers: [10.0.0.2]\n"
+                                                 "  tag: lab-a\n"
+                                                 "  partition: lab\n"
+                                                 "  expect: [controller, camera]\n"
+                                                 "  join_timeout: 2.5s\n",
+                                                 "remote.yaml");
+    const sd::RemoteHostSettings s = sd::parse_remote_host(root.at("remote"));
+    CHECK(s.domain.id == 7);
+    CHECK(s.domain.network == sd::Network::loopback);
+    CHECK(s.domain.peers == std::vector<std::string>{"10.0.0.2"});
+    CHECK(s.domain.tag == "lab-a");
+    CHECK(s.partition == "lab");
+    CHECK(s.expect == std::vector<std::string>{"controller", "camera"});
+    CHECK(s.join_timeout == 2500ms);
+    // Every key is optional.
+    const sd::RemoteHostSettings d = sd::parse_remote_host(simsync::ConfigNode::parse("remote: {}\n", "r.yaml").at("remote"));
+    CHECK(d.partition == "simsync");
+    CHECK(d.expect.empty());
+    CHECK(d.join_timeout == 60s);
+}
+
+TEST_CASE("RemoteScenario.Host.ErrorsNameTheFileLineColumnAndKey")
+{
+    CHECK(host_error("remote:\n  domain: 233\n") ==
+          "remote.yaml:2:11: remote.domain: expected a DDS domain id 0..232 (ROS_DOMAIN_ID), got 233");
+    CHECK(host_error("remote:\n  expect: [a, b, a]\n").rfind("remote.yaml:2:18: remote.expect[2]: the participant 'a' "
+                                                             "is expected twice",
+                                                             0) == 0);
+    CHECK(host_error("remote:\n  partition: ''\n").rfind("remote.yaml:2:14: remote.partition: expected a DDS partition",
+                                                         0) == 0);
+    CHECK(host_error("remote:\n  join_timeout: 0s\n").rfind("remote.yaml:2:17: remote.join_timeout: expected a "
+                                                            "duration above 0",
+                                                            0) == 0);
+    CHECK(host_error("remote:\n  lease: 1s\n").find("remote.yaml:2:3") == 0);
+    CHECK(host_error("remote:\n  expect: ['']\n").find("remote.yaml:2:12: remote.expect[0]: expected a participant name") == 0);
+}
+
+TEST_CASE("RemoteScenario.Host.SectionRegisteredWithTheScenarioLoader")
+{
+    simsync::ScenarioExtensions extensions;
+    sd::register_remote_section(extensions);
+    const std::string scenario = "handler:\n  step: 1ms\nremote:\n  domain: 3\n  expect: [controller]\n";
+    const simsync::ScenarioConfig config = simsync::load_scenario(simsync::ConfigNode::parse(scenario, "s.yaml"), extensions);
+    REQUIRE(config.sections.count("remote") == 1);
+    CHECK(sd::parse_remote_host(config.sections.at("remote")).expect == std::vector<std::string>{"controller"});
+    // A bad value is an error of the scenario, at its place.
+    try {
+        (void)simsync::load_scenario(
+            simsync::ConfigNode::parse("handler:\n  step: 1ms\nremote:\n  network: wifi\n", "s.yaml"), extensions);
+        FAIL("expected a ConfigError");
+    } catch (const simsync::ConfigError& e) {
+        CHECK(e.line() == 4);
+        CHECK(e.key() == "remote.network");
+    }
+}
+
+TEST_CASE("RemoteScenario.Participant.EveryKeyReadAndNameRequired")
+{
+    const auto root = simsync::ConfigNode::parse("participant:\n"
+                                                 "  name: controller\n"
+                                                 "  domain: 9\n"
+                                                 "  partition: lab\n"
+                                                 "  kind: free\n"
+                                                 "  mode: shared\n"
+                                                 "  priority: -2\n"
+                                                 "  first_request: 20ms\n"
+                                                 "  lookahead: 5ms\n"
+                                                 "  join_timeout: 3s\n",
+                                                 "p.yaml");
+    const sd::RemoteParticipantSettings s = sd::parse_remote_participant(root.at("participant"));
+    CHECK(s.name == "controller");
+    CHECK(s.domain.id == 9);
+    CHECK(s.config.partition == "lab");
+    CHECK(s.options.kind == simsync::AccessorKind::free);
+    CHECK(s.options.mode == simsync::AccessMode::shared);
+    CHECK(s.options.priority == -2);
+    CHECK(s.options.first_request == simsync::sim_time(20ms));
+    CHECK(s.options.lookahead == 5ms);
+    CHECK(s.config.join_timeout == 3s);
+    CHECK(participant_error("participant:\n  domain: 1\n").rfind("remote.yaml:2:3: participant.name", 0) == 0);
+    CHECK(participant_error("participant:\n  name: c\n  kind: sometimes\n").rfind("remote.yaml:3:9: participant.kind", 0) ==
+          0);
+    CHECK(participant_error("participant:\n  name: c\n  lookahead: 5\n").rfind("remote.yaml:3:14: participant.lookahead",
+                                                                             0) == 0);
+}
+
+// The start across processes, with the participants as threads of this process
+// (the messages are the same): nobody's grant passes the start instant before
+// the last expected participant has joined, and then all begin together.
+TEST_CASE("RemoteScenario.Start.TogetherOnceAllExpectedHaveJoined" * doctest::timeout(120))
+{
+    sd::testing::DomainLease lease;
+    auto participant = sd::Participant::create(lease.config(true));
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
+    sd::Bridge bridge(handler, participant);
+    const std::vector<std::string> expect{"a", "b", "c"};
+
+    // Not all there: the start times out, names who is missing, stays paused.
+    auto first = std::make_unique<sd::RemoteAccessor>(participant, "a");
+    try {
+        sd::start_together(handler, bridge, expect, 200ms);
+        FAIL("expected timed_out");
+    } catch (const simsync::Error& e) {
+        CHECK(e.code() == simsync::errc::timed_out);
+        CHECK(std::string(e.what()).find("'b', 'c' had not joined") != std::string::npos);
+    }
+    CHECK(handler.state() == simsync::HandlerState::paused);
+
+    // Each participant waits for the start, then asks for 5 steps.
+    std::vector<std::vector<simsync::SimTime>> granted(3);
+    std::vector<bool> started(3, false);
+    std::vector<std::thread> threads;
+    auto run = [&](std::size_t i, std::unique_ptr<sd::RemoteAccessor> me) {
+        started[i] = me->wait_for_state(simsync::HandlerState::running, 60s);
+        for (int k = 1; k <= 5 && started[i]; ++k) {
+            sd::RemoteAccess a = me->request_access(simsync::sim_time(k * 1ms));
+            if (!a) break;
+            granted[i].push_back(a.granted_time());
+            a.release(simsync::sim_time((k + 1) * 1ms));
+        }
+    };
+    threads.emplace_back(run, 0, std::move(first));
+    threads.emplace_back(run, 1, std::make_unique<sd::RemoteAccessor>(participant, "b"));
+    const simsync::SimTime before_last = handler.now();
+    threads.emplace_back(run, 2, std::make_unique<sd::RemoteAccessor>(participant, "c"));
+    sd::start_together(handler, bridge, expect, 60s);
+    for (auto& t : threads) t.join();
+    CHECK(before_last == simsync::kSimStart); // nothing moved before all had joined
+    for (std::size_t i = 0; i < 3; ++i) {
+        CAPTURE(i);
+        CHECK(started[i]);
+        REQUIRE(granted[i].size() == 5);
+        for (int k = 1; k <= 5; ++k) CHECK(granted[i][static_cast<std::size_t>(k - 1)] == simsync::sim_time(k * 1ms));
+    }
+}
