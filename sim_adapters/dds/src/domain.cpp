@@ -3,11 +3,23 @@
 #include <simsync/dds/domain.hpp>
 #include <simsync/error.hpp>
 
+#include <arpa/inet.h>
+
 #include <map>
 #include <mutex>
 #include <string>
 
 namespace simsync::dds {
+
+namespace {
+
+bool is_ip_address(const std::string& text)
+{
+    unsigned char buffer[sizeof(in6_addr)];
+    return inet_pton(AF_INET, text.c_str(), buffer) == 1 || inet_pton(AF_INET6, text.c_str(), buffer) == 1;
+}
+
+} // namespace
 
 const char* to_string(Network network) noexcept
 {
@@ -81,7 +93,13 @@ std::string cyclone_config(const DomainConfig& c)
 
     std::string x = "<CycloneDDS><Domain Id=\"any\">";
     x += "<General>";
-    if (!interface.empty()) x += "<Interfaces><NetworkInterface name=\"" + xml_escape(interface) + "\"/></Interfaces>";
+    if (!interface.empty()) {
+        // Cyclone matches `name` against interface names only: an address
+        // ("10.0.0.1", "fe80::1") goes in `address`.
+        const char* attribute = is_ip_address(interface) ? "address" : "name";
+        x += std::string("<Interfaces><NetworkInterface ") + attribute + "=\"" + xml_escape(interface) +
+             "\"/></Interfaces>";
+    }
     // Multicast off alone would break discovery; the peers and a predictable
     // participant index below are what makes unicast discovery work.
     if (loopback) x += "<AllowMulticast>false</AllowMulticast>";

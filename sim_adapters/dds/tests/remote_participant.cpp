@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <vector>
 
 namespace po = boost::program_options;
 namespace sd = simsync::dds;
@@ -32,6 +33,8 @@ int main(int argc, char** argv)
 {
     std::uint32_t domain = 0;
     std::string tag;
+    std::string interface;
+    std::vector<std::string> peers;
     std::string partition;
     std::string name;
     std::string kind;
@@ -46,6 +49,8 @@ int main(int argc, char** argv)
         ("help", "this text")
         ("domain", po::value(&domain)->required(), "DDS domain id (loopback network)")
         ("tag", po::value(&tag)->default_value(""), "Cyclone discovery tag")
+        ("interface", po::value(&interface)->default_value(""), "network interface (name or address); empty: loopback")
+        ("peer", po::value(&peers)->composing(), "a unicast discovery peer (repeatable)")
         ("partition", po::value(&partition)->default_value("simsync"), "DDS partition")
         ("name", po::value(&name)->required(), "the participant's name")
         ("kind", po::value(&kind)->default_value("lockstep"), "lockstep or free")
@@ -71,7 +76,11 @@ int main(int argc, char** argv)
     }
 
     try {
-        sd::DomainConfig dc = sd::DomainConfig::loopback(domain);
+        // Loopback unless an interface is named (the network-namespace test).
+        sd::DomainConfig dc = interface.empty() ? sd::DomainConfig::loopback(domain) : sd::DomainConfig{};
+        dc.id = domain;
+        if (!interface.empty()) dc.interface = interface;
+        dc.peers.insert(dc.peers.end(), peers.begin(), peers.end());
         dc.tag = tag;
         auto participant = sd::Participant::create(dc);
         simsync::AccessorOptions ao;

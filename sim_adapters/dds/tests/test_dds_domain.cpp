@@ -54,6 +54,11 @@ TEST_CASE("DdsDomain.CycloneConfig.LoopbackIsLocalUnicastOnly")
     CHECK(contains(p, "<ParticipantIndex>auto</ParticipantIndex>"));
     CHECK(contains(p, "<Tag>a&lt;b&amp;&quot;c&quot;</Tag>"));
     CHECK(contains(p, "<LeaseDuration>1500000000 ns</LeaseDuration>"));
+    // An interface given by its address: Cyclone matches names only in `name`.
+    c.interface = "10.0.0.1";
+    CHECK(contains(sd::cyclone_config(c), "<NetworkInterface address=\"10.0.0.1\"/>"));
+    c.interface = "fe80::1";
+    CHECK(contains(sd::cyclone_config(c), "<NetworkInterface address=\"fe80::1\"/>"));
 }
 
 TEST_CASE("DdsDomain.CycloneConfig.RefusesBadValuesNamingThem")
