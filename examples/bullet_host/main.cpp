@@ -31,6 +31,7 @@
 // timeline of grants, and the operator's controls (not with --no-threads).
 
 #include "chrome_trace.hpp"
+#include "controller.hpp"
 #include "command_line.hpp"
 #include "operator_console.hpp"
 #include "ros2_clock.hpp"
@@ -67,10 +68,11 @@
 
 using namespace std::chrono_literals;
 namespace sb = simsync::bullet;
+namespace bh = simsync::examples::bullet_host;
+using bh::Controller;
+using bh::kControllerHz;
 
 namespace {
-
-constexpr int kControllerHz = 100;
 
 // The scenario without --config: 1 ms steps, paced at 1x, the default scene.
 const char* const kDefaultScenario = R"(# simsync-bullet-host's embedded scenario
@@ -239,86 +241,15 @@ HostSetup load_setup(const Options& options)
     return setup;
 }
 
-// The n-th instant of a periodic participant, in exact integer nanoseconds.
-simsync::SimTime nth_instant(int rate_hz, std::int64_t n)
-{
-    return simsync::SimTime{simsync::SimDuration{n * 1'000'000'000 / rate_hz}};
-}
-
 // A sensor's n-th request: its n-th instant (the run ends after the last one not
-// beyond `end`). The controller's: the same, except that its last access is at
-// `end` itself, where it records the final state.
+// beyond `end`). The controller's: controller_instant (controller.hpp), whose
+// last access is at `end` itself, where it records the final state.
 simsync::SimTime controller_or_sensor_instant(int rate_hz, std::int64_t n, simsync::SimTime end, bool is_controller)
 {
-    const simsync::SimTime at = nth_instant(rate_hz, n);
-    if (!is_controller) return at;
-    if (at < end) return at;
-    return n > 0 && nth_instant(rate_hz, n - 1) >= end ? simsync::kSimTimeMax : end;
+    return is_controller ? bh::controller_instant(n, end) : bh::nth_instant(rate_hz, n);
 }
 
 double seconds(simsync::SimTime t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
-
-// What the controller does, whoever calls it: the threaded host inside an
-// exclusive access, the reference loop between steps. It reads box_0's state and
-// pushes it round a circle; the push depends on the state, so a tick at the
-// wrong instant (or twice) changes the rest of the trajectory.
-class Controller {
-public:
-    // Pushes the scene's first body (box_0 in the default scene).
-    explicit Controller(const sb::BulletWorld&) : pushed_(0) {}
-
-    // At a controller tick: record the state, then push.
-    void tick(sb::BulletWorld& world)
-    {
-        world.hash_state(hash_);
-        push(world);
-    }
-    void record(const sb::BulletWorld& world) { world.hash_state(hash_); }
-    void push(sb::BulletWorld& world)
-    {
-        // Steer box_0 onto a 2 m circle around the origin at 1.5 m/s, right
-        // through the stacks: a velocity controller, so the pushes stay bounded.
-        const sb::BodyState s = world.state(pushed_);
-        const double x = s.pose.position.x;
-        const double y = s.pose.position.y;
-        const double r = std::hypot(x, y);
-        const double ux = r > 1e-9 ? x / r : 1.0;
-        const double uy = r > 1e-9 ? y / r : 0.0;
-        const double radial = 1.0 * (2.0 - r);
-        const double want_x = -uy * 1.5 + ux * radial;
-        const double want_y = ux * 1.5 + uy * radial;
-        double jx = 0.3 * (want_x - s.linear_velocity.x);
-        double jy = 0.3 * (want_y - s.linear_velocity.y);
-        const double norm = std::hypot(jx, jy);
-        constexpr double kMaxDeltaV = 0.5; // m/s per push
-        if (norm > kMaxDeltaV) {
-            jx *= kMaxDeltaV / norm;
-            jy *= kMaxDeltaV / norm;
-        }
-        const double m = world.body_mass(pushed_);
-        world.apply_central_impulse(pushed_, {m * jx, m * jy, 0.0});
-        ++pushes_;
-    }
-    // At the end of the run.
-    void finish(const sb::BulletWorld& world)
-    {
-        world.hash_state(hash_);
-        last_position_ = world.pose(pushed_).position;
-        steps_at_end_ = world.steps();
-    }
-
-    const sb::TrajectoryHash& hash() const { return hash_; }
-    std::uint64_t pushes() const { return pushes_; }
-    sb::Vec3 last_position() const { return last_position_; }
-    std::uint64_t steps_at_end() const { return steps_at_end_; }
-
-private:
-    sb::BodyIndex pushed_;
-    sb::TrajectoryHash hash_;
-    std::uint64_t pushes_ = 0;
-    sb::Vec3 last_position_;
-    std::uint64_t steps_at_end_ = 0;
-};
 
 // What a sensor reads: poses only (const API), so it cannot perturb the world.
 struct SensorReading {
@@ -382,8 +313,8 @@ std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t stream)
 std::vector<Participant> make_participants()
 {
     std::vector<Participant> p(4);
-    p[0].name = "controller_100hz", p[0].rate_hz = kControllerHz, p[0].mode = simsync::AccessMode::exclusive;
-    p[0].priority = 1;
+    p[0].name = bh::kControllerName, p[0].rate_hz = kControllerHz, p[0].mode = simsync::AccessMode::exclusive;
+    p[0].priority = bh::kControllerPriority;
     p[1].name = "lidar_200hz", p[1].rate_hz = 200;
     p[2].name = "camera_30hz", p[2].rate_hz = 30;
     p[3].name = "gps_10hz", p[3].rate_hz = 10;
@@ -418,7 +349,7 @@ RunResult run_without_threads(const Options& options, const HostSetup& setup, si
 {
     const simsync::SimDuration step = setup.handler.step;
     sb::BulletWorld world(setup.scene);
-    Controller controller(world);
+    Controller controller;
     std::vector<Participant> participants = make_participants(); // controller first: priority order
     std::vector<std::int64_t> next(participants.size(), 0);
     std::vector<bool> finished(participants.size(), false);
@@ -471,7 +402,7 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
 {
     const simsync::SimDuration step = setup.handler.step;
     sb::BulletWorld world(setup.scene); // must outlive the handler
-    Controller controller(world);
+    Controller controller;
     simsync::SimSyncHandler handler(world, setup.handler);
     simsync::TimeScale scale(setup.scale);
     const bool tracing = !options.trace_file.empty();
