@@ -816,14 +816,16 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
     // needs nobody's consent): reported, and outside the hash.
     RunResult r;
     r.hash = controller.hash().hex();
-    r.steps = quit ? world.steps() : controller.steps_at_end();
-    r.steps_after_end = quit ? 0 : world.steps() - controller.steps_at_end();
+    // A remote controller that ended early cut the run short, as a quit does.
+    const bool cut_short = quit || !remote_failure.empty();
+    r.steps = cut_short ? world.steps() : controller.steps_at_end();
+    r.steps_after_end = cut_short ? 0 : world.steps() - controller.steps_at_end();
     r.pushes = controller.pushes();
     r.pushed_position = controller.last_position();
     r.participants = std::move(participants);
     r.chaos = chaos;
     r.quit = quit;
-    r.reached = quit ? quit_at : end;
+    r.reached = quit ? quit_at : (cut_short ? handler.now() : end);
     r.pacer = pacer_stats;
     r.clock_messages = clock_messages;
     r.wall_start = wall_start;
