@@ -10,8 +10,9 @@
 # 2. A malformed command is refused by name and never applied: the host waits
 #    (--remote-controller wait) for a controller this script starts with the test
 #    hook --corrupt-command-at 5 (tick 5, 50 ms, gets a command of wire version
-#    99). The host must name it (unsupported_version), count it, exit 1, and its
-#    hash must differ from the reference (the push was not applied).
+#    99; then, in a second run, a well-formed command for the instant before).
+#    The host must name it (unsupported_version, stale_command), count it, exit 1,
+#    and its hash must differ from the reference (the push was not applied).
 # Every run has a Cyclone discovery tag of its own (spawn makes one; here:
 # pid and a counter), on the loopback network: parallel runs never meet.
 #
@@ -55,30 +56,37 @@ done
 end=$(date +%s.%N)
 printf '%d remote runs in %.1f s, all with the reference hash\n' "$runs" "$(echo "$end - $start" | bc)"
 
-# 2. A corrupted command, in wait mode.
-tag="check-remote-$$-bad"
-"$host" --scale 0 --duration "$duration" --remote-controller wait --remote-tag "$tag" --remote-join-timeout 20 \
-  </dev/null >"$tmp/host.out" 2>"$tmp/host.err" &
-host_pid=$!
-ctl_status=0
-"$controller" --tag "$tag" --corrupt-command-at 5 --random-delay-us "$delay" --join-timeout 20 \
-  >"$tmp/ctl.out" 2>&1 || ctl_status=$?
-host_status=0
-wait "$host_pid" || host_status=$?
-show() { echo "--- host stdout"; cat "$tmp/host.out"; echo "--- host stderr"; cat "$tmp/host.err";
-         echo "--- controller"; cat "$tmp/ctl.out"; } >&2
-(( ctl_status == 0 )) || { show; fail "the controller exited $ctl_status"; }
-(( host_status == 1 )) || { show; fail "the host exited $host_status after a refused command, not 1"; }
-grep -q "^waiting up to 20 s for the remote controller: .* --tag $tag" "$tmp/host.out" ||
-  { show; fail "wait mode did not print the controller's command line"; }
-grep -qF "remote controller: command at 0.050000000 s refused: unsupported_version" "$tmp/host.err" ||
-  { show; fail "the host did not name the refused command"; }
-grep -qF "remote controller: 1 command(s) refused, the first at 0.050000000 s: unsupported_version" "$tmp/host.err" ||
-  { show; fail "the host did not fail the run for the refused command"; }
-grep -qE "^remote controller: [0-9]+ observations sent, [0-9]+ commands applied, 1 refused unsupported_version=1$" \
-  "$tmp/host.out" || { show; fail "the summary does not count the refusal"; }
-bad=$(hash_of "$(cat "$tmp/host.out")")
-[[ -n $bad ]] || { show; fail "no hash after a refused command"; }
-[[ $bad != "$reference" ]] || { show; fail "the hash is the reference's: the refused push was applied after all"; }
-echo "corrupted command at tick 5: refused (unsupported_version), not applied (hash $bad), host exit 1"
+# 2. Corrupted commands, in wait mode: a command of another wire version (the
+#    decoder refuses it), and one for another instant (the host refuses it).
+bad_run() { # CORRUPTION ERROR
+  local corruption=$1 error=$2
+  local tag="check-remote-$$-$corruption"
+  "$host" --scale 0 --duration "$duration" --remote-controller wait --remote-tag "$tag" --remote-join-timeout 20 \
+    </dev/null >"$tmp/host.out" 2>"$tmp/host.err" &
+  local host_pid=$!
+  local ctl_status=0
+  "$controller" --tag "$tag" --corrupt-command-at 5 --corruption "$corruption" --random-delay-us "$delay" \
+    --join-timeout 20 >"$tmp/ctl.out" 2>&1 || ctl_status=$?
+  local host_status=0
+  wait "$host_pid" || host_status=$?
+  show() { echo "--- host stdout"; cat "$tmp/host.out"; echo "--- host stderr"; cat "$tmp/host.err";
+           echo "--- controller"; cat "$tmp/ctl.out"; } >&2
+  (( ctl_status == 0 )) || { show; fail "$corruption: the controller exited $ctl_status"; }
+  (( host_status == 1 )) || { show; fail "$corruption: the host exited $host_status after a refused command, not 1"; }
+  grep -q "^waiting up to 20 s for the remote controller: .* --tag $tag" "$tmp/host.out" ||
+    { show; fail "wait mode did not print the controller's command line"; }
+  grep -qF "remote controller: command at 0.050000000 s refused: $error" "$tmp/host.err" ||
+    { show; fail "$corruption: the host did not name the refused command ($error)"; }
+  grep -qF "remote controller: 1 command(s) refused, the first at 0.050000000 s: $error" "$tmp/host.err" ||
+    { show; fail "$corruption: the host did not fail the run for the refused command"; }
+  grep -qE "^remote controller: [0-9]+ observations sent, [0-9]+ commands applied, 1 refused $error=1$" \
+    "$tmp/host.out" || { show; fail "$corruption: the summary does not count the refusal"; }
+  local bad
+  bad=$(hash_of "$(cat "$tmp/host.out")")
+  [[ -n $bad ]] || { show; fail "$corruption: no hash after a refused command"; }
+  [[ $bad != "$reference" ]] || { show; fail "$corruption: the hash is the reference's: the refused push was applied"; }
+  echo "$corruption command at tick 5: refused ($error), not applied (hash $bad), host exit 1"
+}
+bad_run version unsupported_version
+bad_run stale stale_command
 echo ok

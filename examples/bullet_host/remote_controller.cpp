@@ -63,8 +63,10 @@ simsync::examples::CommandLine command_line()
         ("seed", po::value<std::string>()->value_name("S"), "seed of the random delays (default: fresh each run)")
         ("join-timeout", po::value<double>()->value_name("SECONDS")->default_value(30.0),
          "how long to wait for the host");
-    cli.hidden.add_options()("corrupt-command-at", po::value<std::int64_t>(),
-                             "test hook: at this tick, send a command of wire version 99");
+    cli.hidden.add_options()
+        ("corrupt-command-at", po::value<std::int64_t>(), "test hook: at this tick, send a bad command")
+        ("corruption", po::value<std::string>()->default_value("version"),
+         "test hook: version (wire version 99), stale (for the previous tick's instant), missing (none)");
     cli.epilogue = "Exit status: 0 done, 1 could not join or refused an observation, 2 bad option,\n"
                    "3 the host stopped the simulation before the end.";
     return cli;
@@ -93,6 +95,10 @@ int main(int argc, char** argv)
         }
         if (v["random-delay-us"].as<std::int64_t>() < 0) simsync::examples::option_error("random-delay-us", "must be >= 0");
         if (!(v["join-timeout"].as<double>() > 0)) simsync::examples::option_error("join-timeout", "must be > 0");
+        const std::string& corruption = v["corruption"].as<std::string>();
+        if (corruption != "version" && corruption != "stale" && corruption != "missing") {
+            simsync::examples::option_error("corruption", "expected version, stale or missing");
+        }
         if (v.count("seed") != 0) {
             seed_option = simsync::examples::parse_unsigned_option("seed", v["seed"].as<std::string>());
         }
@@ -102,6 +108,7 @@ int main(int argc, char** argv)
     const std::int64_t delay_us = v["random-delay-us"].as<std::int64_t>();
     const std::uint64_t seed = seed_option ? *seed_option : fresh_seed();
     const std::int64_t corrupt_at = v.count("corrupt-command-at") != 0 ? v["corrupt-command-at"].as<std::int64_t>() : -1;
+    const std::string corruption = v["corruption"].as<std::string>();
 
     std::mt19937_64 rng(seed);
     auto delay = [&] {
@@ -174,9 +181,11 @@ int main(int argc, char** argv)
                 access.release(); // the last access: nothing to push
                 break;
             }
-            std::vector<std::uint8_t> bytes =
-                bh::encode(bh::Command{.granted = o.granted, .impulse = bh::push_impulse(o.body)});
-            if (n == corrupt_at) bytes[4] = 99; // the version's low byte
+            bh::Command command{.granted = o.granted, .impulse = bh::push_impulse(o.body)};
+            if (n == corrupt_at && corruption == "stale") command.granted -= std::chrono::milliseconds(10);
+            std::vector<std::uint8_t> bytes = bh::encode(command);
+            if (n == corrupt_at && corruption == "version") bytes[4] = 99; // the version's low byte
+            if (n == corrupt_at && corruption == "missing") bytes.clear();
             access.release(bh::controller_instant(n + 1, *end), bytes);
             ++commands;
         }
