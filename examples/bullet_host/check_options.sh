@@ -12,7 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 help=$("$host" --help) || fail "--help exited $?"
-for option in --config --duration --scale --trace --jitter-us --seed --chaos --host-steps --no-threads --sensors --ros2-clock --ros2-network --help "0: unpaced"; do
+for option in --config --duration --scale --trace --jitter-us --seed --chaos --host-steps --no-threads --sensors --ros2-clock --ros2-network --remote-controller --remote-domain --remote-network --remote-tag --remote-partition --remote-delay-us --remote-program --remote-join-timeout --help "0: unpaced"; do
   grep -qF -- "$option" <<<"$help" || fail "--help does not list $option"
 done
 
@@ -36,6 +36,10 @@ expect_error "--slip-tick: a test hook of --no-threads" --slip-tick 3
 # Without the dds adapter the message says so instead; either way it names the option.
 expect_error "--ros2-clock: " --ros2-clock 300
 expect_error "--ros2-network: only with --ros2-clock" --ros2-network loopback
+expect_error "--remote-tag: only with --remote-controller" --remote-tag x
+expect_error "--remote-domain: only with --remote-controller" --remote-domain 5
+# Without the dds adapter the message says so instead; either way it names the option.
+expect_error "--remote-controller: " --remote-controller fibres
 
 printf 'world:\n  type: bullet\n  bodies:\n    - {name: a, shape: box, mass: -1}\n' >"$tmp/bad.yaml"
 expect_error "$tmp/bad.yaml:4:35: world.bodies[0].mass: expected a number >= 0" --config "$tmp/bad.yaml"

@@ -3,7 +3,7 @@
 // A Bullet world (100 boxes falling on a plane in four stacks) behind a
 // SimSyncHandler with a 1 ms step, and four threads on its one simulated clock:
 //   - a controller (lockstep, exclusive, 100 Hz) that pushes box_0 with an
-//     impulse computed from where box_0 is;
+//     impulse computed from where box_0 is (controller.hpp);
 //   - three sensors (lockstep, shared, 200 / 30 / 10 Hz) that only read poses.
 // The sensors are inline systems by default (--sensors inline, issue 11): their
 // completions have no executor, so the thread that steps Bullet runs them right
@@ -25,14 +25,22 @@
 //                            [--trace FILE] [--jitter-us N] [--seed S] [--chaos]
 //                            [--host-steps] [--no-threads] [--sensors inline|threads]
 //                            [--ros2-clock [DOMAIN]] [--ros2-network NET]
-//                            [--web [HOST:]PORT]              (--help lists them)
+//                            [--web [HOST:]PORT]
+//                            [--remote-controller spawn|wait ...]  (--help lists them)
 //
 // --web serves the live console in a browser: the bodies, the accessors, the
 // timeline of grants, and the operator's controls (not with --no-threads).
+//
+// --remote-controller runs the controller in another process,
+// simsync-remote-controller, over Cyclone DDS (remote_link.hpp): the host sends
+// box_0's state with each of its grants and applies the impulse it sends back
+// inside the same access, so the hash is the in-process one, bit for bit.
 
 #include "chrome_trace.hpp"
+#include "controller.hpp"
 #include "command_line.hpp"
 #include "operator_console.hpp"
+#include "remote_link.hpp"
 #include "ros2_clock.hpp"
 #include "scenario_clock.hpp"
 
@@ -47,6 +55,9 @@
 #endif
 
 #include <algorithm>
+#include <unistd.h>
+
+#include <filesystem>
 #include <atomic>
 #include <chrono>
 #include <climits>
@@ -67,10 +78,11 @@
 
 using namespace std::chrono_literals;
 namespace sb = simsync::bullet;
+namespace bh = simsync::examples::bullet_host;
+using bh::Controller;
+using bh::kControllerHz;
 
 namespace {
-
-constexpr int kControllerHz = 100;
 
 // The scenario without --config: 1 ms steps, paced at 1x, the default scene.
 const char* const kDefaultScenario = R"(# simsync-bullet-host's embedded scenario
@@ -106,6 +118,8 @@ struct Options {
     // step late, to show that the hash notices a single-step slip.
     std::optional<std::int64_t> slip_tick;
     std::string web; // "[HOST:]PORT" of the web console ("" = none)
+    // --remote-controller: the controller in another process (remote_link.hpp).
+    std::optional<bh::RemoteControllerOptions> remote;
 };
 
 simsync::examples::CommandLine command_line()
@@ -116,7 +130,10 @@ simsync::examples::CommandLine command_line()
     cli.synopsis = "[--config FILE] [--duration SIM_SECONDS] [--scale X] [--trace FILE]\n"
                    "                           [--jitter-us N] [--seed S] [--chaos] [--host-steps] [--no-threads]\n"
                    "                           [--sensors inline|threads] [--web [HOST:]PORT]\n"
-                   "                           [--ros2-clock [DOMAIN]] [--ros2-network NET]";
+                   "                           [--ros2-clock [DOMAIN]] [--ros2-network NET]\n"
+                   "                           [--remote-controller spawn|wait [--remote-domain ID] [--remote-network NET]\n"
+                   "                            [--remote-tag TAG] [--remote-partition P] [--remote-delay-us MAX]\n"
+                   "                            [--remote-program PATH] [--remote-join-timeout SECONDS]]";
     cli.summary = "A Bullet world behind a SimSyncHandler: a controller and three sensors on one simulated clock;\n"
                   "prints trajectory_hash=<16 hex digits>, the same for every thread timing.";
     cli.options.add_options()
@@ -142,10 +159,104 @@ simsync::examples::CommandLine command_line()
          "serve the live web console (loopback unless HOST says otherwise; port 0: a free one, the URL is printed; "
          "a non-loopback HOST requires the printed token for control)");
     simsync::examples::add_ros2_clock_options(cli.options);
+    po::options_description remote("remote controller (the controller in another process, over Cyclone DDS)");
+    remote.add_options()
+        ("remote-controller", po::value<std::string>()->value_name("spawn|wait"),
+         "run the controller in a simsync-remote-controller process instead of a thread: spawn starts it as a "
+         "child (its output goes to stderr); wait prints the command line to start it and waits for it. "
+         "The hash is the in-process controller's")
+        ("remote-domain", po::value<std::uint32_t>()->value_name("ID")->default_value(0),
+         "DDS domain id of the remote controller, 0..232")
+        ("remote-network", po::value<std::string>()->value_name("NET")->default_value("loopback"),
+         "loopback (this machine only) or system (Cyclone's defaults: the network, multicast discovery)")
+        ("remote-tag", po::value<std::string>()->value_name("TAG"),
+         "Cyclone discovery tag shared with the controller (default: spawn: one unique to this run, so runs "
+         "never meet; wait: none)")
+        ("remote-partition", po::value<std::string>()->value_name("P")->default_value("simsync"),
+         "DDS partition of the remote participants' topics")
+        ("remote-delay-us", po::value<std::int64_t>()->value_name("MAX")->default_value(0),
+         "spawn: the controller sleeps a random 0..MAX us before each request and inside each access "
+         "(its --random-delay-us, seeded from --seed)")
+        ("remote-program", po::value<std::string>()->value_name("PATH"),
+         "spawn: the controller program (default: simsync-remote-controller beside this program)")
+        ("remote-join-timeout", po::value<double>()->value_name("SECONDS")->default_value(30.0),
+         "how long to wait for the controller to join");
+    cli.options.add(remote);
     cli.hidden.add_options()("slip-tick", po::value<std::int64_t>(), "test hook of --no-threads");
     cli.epilogue = "stdin (one per line): pause, resume, step N, until T, scale X, revoke NAME, status, quit\n"
-                   "Exit status: 0 done, 1 failure while running, 2 bad option or scenario.";
+                   "Exit status: 0 done, 1 failure while running (with --remote-controller also: a command refused,\n"
+                   "or the controller failed), 2 bad option or scenario.";
     return cli;
+}
+
+// --remote-* without --remote-controller, bad values, a build without the dds adapter.
+void check_remote_options(const simsync::examples::po::variables_map& v)
+{
+    const bool remote = v.count("remote-controller") != 0;
+    for (const char* name : {"remote-tag", "remote-program"}) {
+        if (v.count(name) != 0 && !remote) simsync::examples::option_error(name, "only with --remote-controller");
+    }
+    for (const char* name : {"remote-domain", "remote-network", "remote-partition", "remote-delay-us",
+                             "remote-join-timeout"}) {
+        if (!v[name].defaulted() && !remote) simsync::examples::option_error(name, "only with --remote-controller");
+    }
+    if (!remote) return;
+#if !SIMSYNC_BULLET_HOST_REMOTE
+    simsync::examples::option_error("remote-controller", "this program was built without the dds adapter (Cyclone "
+                                                         "DDS was not found at configure time; scripts/setup-deps "
+                                                         "installs it)");
+#endif
+    const std::string& mode = v["remote-controller"].as<std::string>();
+    if (mode != "spawn" && mode != "wait") {
+        simsync::examples::option_error("remote-controller", "'" + mode + "' is neither 'spawn' nor 'wait'");
+    }
+    if (v["no-threads"].as<bool>()) simsync::examples::option_error("remote-controller", "not with --no-threads");
+    if (v["remote-domain"].as<std::uint32_t>() > 232) simsync::examples::option_error("remote-domain", "expected 0..232");
+    const std::string& net = v["remote-network"].as<std::string>();
+    if (net != "loopback" && net != "system") {
+        simsync::examples::option_error("remote-network", "expected loopback or system, got '" + net + "'");
+    }
+    if (v["remote-partition"].as<std::string>().empty()) simsync::examples::option_error("remote-partition", "empty");
+    if (v["remote-delay-us"].as<std::int64_t>() < 0) simsync::examples::option_error("remote-delay-us", "must be >= 0");
+    if (!v["remote-delay-us"].defaulted() && mode != "spawn") {
+        simsync::examples::option_error("remote-delay-us", "only with --remote-controller spawn (else: the "
+                                                           "controller's --random-delay-us)");
+    }
+    if (v.count("remote-program") != 0 && mode != "spawn") {
+        simsync::examples::option_error("remote-program", "only with --remote-controller spawn");
+    }
+    const double timeout = v["remote-join-timeout"].as<double>();
+    if (!(timeout > 0 && timeout <= 86400)) simsync::examples::option_error("remote-join-timeout", "expected (0, 86400] s");
+}
+
+// The remote controller's options (after check_remote_options); the seed is set later.
+std::optional<bh::RemoteControllerOptions> remote_options(const simsync::examples::po::variables_map& v, const char* argv0)
+{
+    if (v.count("remote-controller") == 0) return std::nullopt;
+    bh::RemoteControllerOptions r;
+    r.mode = v["remote-controller"].as<std::string>() == "spawn" ? bh::RemoteControllerOptions::Mode::spawn
+                                                                 : bh::RemoteControllerOptions::Mode::wait;
+    r.domain = v["remote-domain"].as<std::uint32_t>();
+    r.loopback = v["remote-network"].as<std::string>() == "loopback";
+    r.partition = v["remote-partition"].as<std::string>();
+    r.delay_us = v["remote-delay-us"].as<std::int64_t>();
+    r.join_timeout_s = v["remote-join-timeout"].as<double>();
+    if (v.count("remote-tag") != 0) {
+        r.tag = v["remote-tag"].as<std::string>();
+    } else if (r.mode == bh::RemoteControllerOptions::Mode::spawn) {
+        std::random_device device;
+        r.tag = "simsync-bullet-host-" + std::to_string(::getpid()) + "-" + std::to_string(device());
+    }
+    if (v.count("remote-program") != 0) {
+        r.program = v["remote-program"].as<std::string>();
+    } else {
+        // Beside this program (the build tree, or the install's bin/).
+        std::error_code ec;
+        std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+        if (ec) self = argv0;
+        r.program = (self.parent_path() / "simsync-remote-controller").string();
+    }
+    return r;
 }
 
 // Returns the options, or nullopt with the exit code (0 after --help, 2 after an error).
@@ -166,6 +277,7 @@ std::optional<Options> parse_options(int argc, char** argv, int& exit_code)
         if (v.count("slip-tick") != 0 && !v["no-threads"].as<bool>()) {
             simsync::examples::option_error("slip-tick", "a test hook of --no-threads");
         }
+        check_remote_options(v);
         if (v.count("web") != 0) {
 #if SIMSYNC_EXAMPLES_WEB
             try {
@@ -191,6 +303,7 @@ std::optional<Options> parse_options(int argc, char** argv, int& exit_code)
     o.inline_sensors = v["sensors"].as<std::string>() == "inline";
     if (v.count("slip-tick") != 0) o.slip_tick = v["slip-tick"].as<std::int64_t>();
     if (v.count("web") != 0) o.web = v["web"].as<std::string>();
+    o.remote = remote_options(v, argv[0]);
     o.values = v;
     return o;
 }
@@ -239,86 +352,15 @@ HostSetup load_setup(const Options& options)
     return setup;
 }
 
-// The n-th instant of a periodic participant, in exact integer nanoseconds.
-simsync::SimTime nth_instant(int rate_hz, std::int64_t n)
-{
-    return simsync::SimTime{simsync::SimDuration{n * 1'000'000'000 / rate_hz}};
-}
-
 // A sensor's n-th request: its n-th instant (the run ends after the last one not
-// beyond `end`). The controller's: the same, except that its last access is at
-// `end` itself, where it records the final state.
+// beyond `end`). The controller's: controller_instant (controller.hpp), whose
+// last access is at `end` itself, where it records the final state.
 simsync::SimTime controller_or_sensor_instant(int rate_hz, std::int64_t n, simsync::SimTime end, bool is_controller)
 {
-    const simsync::SimTime at = nth_instant(rate_hz, n);
-    if (!is_controller) return at;
-    if (at < end) return at;
-    return n > 0 && nth_instant(rate_hz, n - 1) >= end ? simsync::kSimTimeMax : end;
+    return is_controller ? bh::controller_instant(n, end) : bh::nth_instant(rate_hz, n);
 }
 
 double seconds(simsync::SimTime t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
-
-// What the controller does, whoever calls it: the threaded host inside an
-// exclusive access, the reference loop between steps. It reads box_0's state and
-// pushes it round a circle; the push depends on the state, so a tick at the
-// wrong instant (or twice) changes the rest of the trajectory.
-class Controller {
-public:
-    // Pushes the scene's first body (box_0 in the default scene).
-    explicit Controller(const sb::BulletWorld&) : pushed_(0) {}
-
-    // At a controller tick: record the state, then push.
-    void tick(sb::BulletWorld& world)
-    {
-        world.hash_state(hash_);
-        push(world);
-    }
-    void record(const sb::BulletWorld& world) { world.hash_state(hash_); }
-    void push(sb::BulletWorld& world)
-    {
-        // Steer box_0 onto a 2 m circle around the origin at 1.5 m/s, right
-        // through the stacks: a velocity controller, so the pushes stay bounded.
-        const sb::BodyState s = world.state(pushed_);
-        const double x = s.pose.position.x;
-        const double y = s.pose.position.y;
-        const double r = std::hypot(x, y);
-        const double ux = r > 1e-9 ? x / r : 1.0;
-        const double uy = r > 1e-9 ? y / r : 0.0;
-        const double radial = 1.0 * (2.0 - r);
-        const double want_x = -uy * 1.5 + ux * radial;
-        const double want_y = ux * 1.5 + uy * radial;
-        double jx = 0.3 * (want_x - s.linear_velocity.x);
-        double jy = 0.3 * (want_y - s.linear_velocity.y);
-        const double norm = std::hypot(jx, jy);
-        constexpr double kMaxDeltaV = 0.5; // m/s per push
-        if (norm > kMaxDeltaV) {
-            jx *= kMaxDeltaV / norm;
-            jy *= kMaxDeltaV / norm;
-        }
-        const double m = world.body_mass(pushed_);
-        world.apply_central_impulse(pushed_, {m * jx, m * jy, 0.0});
-        ++pushes_;
-    }
-    // At the end of the run.
-    void finish(const sb::BulletWorld& world)
-    {
-        world.hash_state(hash_);
-        last_position_ = world.pose(pushed_).position;
-        steps_at_end_ = world.steps();
-    }
-
-    const sb::TrajectoryHash& hash() const { return hash_; }
-    std::uint64_t pushes() const { return pushes_; }
-    sb::Vec3 last_position() const { return last_position_; }
-    std::uint64_t steps_at_end() const { return steps_at_end_; }
-
-private:
-    sb::BodyIndex pushed_;
-    sb::TrajectoryHash hash_;
-    std::uint64_t pushes_ = 0;
-    sb::Vec3 last_position_;
-    std::uint64_t steps_at_end_ = 0;
-};
 
 // What a sensor reads: poses only (const API), so it cannot perturb the world.
 struct SensorReading {
@@ -382,8 +424,8 @@ std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t stream)
 std::vector<Participant> make_participants()
 {
     std::vector<Participant> p(4);
-    p[0].name = "controller_100hz", p[0].rate_hz = kControllerHz, p[0].mode = simsync::AccessMode::exclusive;
-    p[0].priority = 1;
+    p[0].name = bh::kControllerName, p[0].rate_hz = kControllerHz, p[0].mode = simsync::AccessMode::exclusive;
+    p[0].priority = bh::kControllerPriority;
     p[1].name = "lidar_200hz", p[1].rate_hz = 200;
     p[2].name = "camera_30hz", p[2].rate_hz = 30;
     p[3].name = "gps_10hz", p[3].rate_hz = 10;
@@ -409,6 +451,8 @@ struct RunResult {
     std::optional<simsync::PacerStats> pacer;  // if paced
     std::uint64_t clock_messages = 0;          // published by the clock publisher
     simsync::WallClock::time_point wall_start{};
+    std::string remote_summary; // --remote-controller: what it sent, applied, refused
+    std::string remote_failure; // --remote-controller: why the run is not the controller's ("" = it is)
 };
 
 // Reference: no handler, no threads. This thread steps Bullet and calls the
@@ -418,7 +462,7 @@ RunResult run_without_threads(const Options& options, const HostSetup& setup, si
 {
     const simsync::SimDuration step = setup.handler.step;
     sb::BulletWorld world(setup.scene);
-    Controller controller(world);
+    Controller controller;
     std::vector<Participant> participants = make_participants(); // controller first: priority order
     std::vector<std::int64_t> next(participants.size(), 0);
     std::vector<bool> finished(participants.size(), false);
@@ -471,7 +515,7 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
 {
     const simsync::SimDuration step = setup.handler.step;
     sb::BulletWorld world(setup.scene); // must outlive the handler
-    Controller controller(world);
+    Controller controller;
     simsync::SimSyncHandler handler(world, setup.handler);
     simsync::TimeScale scale(setup.scale);
     const bool tracing = !options.trace_file.empty();
@@ -479,15 +523,39 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
     std::vector<Participant> participants = make_participants();
     std::vector<simsync::Accessor> accessors;
     for (const Participant& p : participants) {
-        accessors.push_back(handler.register_accessor(
-            p.name, {.kind = simsync::AccessorKind::lockstep, .mode = p.mode, .priority = p.priority,
-                     .first_request = simsync::kSimStart}));
+        // A remote controller is registered by the Bridge when it joins, with
+        // the same name, options and priority: no local accessor for it.
+        const bool remote_controller = options.remote && p.mode == simsync::AccessMode::exclusive;
+        accessors.push_back(remote_controller
+                                ? simsync::Accessor{}
+                                : handler.register_accessor(p.name, {.kind = simsync::AccessorKind::lockstep,
+                                                                     .mode = p.mode, .priority = p.priority,
+                                                                     .first_request = simsync::kSimStart}));
     }
     // Time stops at the end: a lockstep accessor last in every order holds it
     // there, so the pacer (or the clock publisher) cannot run the world past it
     // while the participants finish. It never asks; stop() releases it.
     simsync::Accessor end_keeper = handler.register_accessor(
         "end", {.kind = simsync::AccessorKind::lockstep, .priority = INT_MIN, .first_request = end});
+
+    // The controller in another process: the Bridge serves it inside this
+    // handler's accesses (remote_link.hpp). The sensors, registered above with
+    // their first request at 0, hold time at 0 until it has joined.
+#if SIMSYNC_BULLET_HOST_REMOTE
+    std::optional<bh::RemoteControllerLink> remote;
+    if (options.remote) {
+        bh::RemoteControllerOptions ro = *options.remote;
+        ro.seed = mix_seed(seed, 99);
+        remote.emplace(handler, controller, end, ro);
+        if (ro.mode == bh::RemoteControllerOptions::Mode::wait) {
+            std::string command;
+            for (const std::string& a : bh::remote_controller_command(ro)) command += (command.empty() ? "" : " ") + a;
+            std::printf("waiting up to %g s for the remote controller: %s\n", ro.join_timeout_s, command.c_str());
+            std::fflush(stdout);
+        }
+    }
+#endif
+    std::string remote_failure; // why the remote controller's run is not the controller's
 
     // Real time is one more accessor: it only holds time back, never touches the
     // world, so the trajectory (and its hash) is the same paced or not.
@@ -652,10 +720,18 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
     }
 #endif
 
+#if SIMSYNC_BULLET_HOST_REMOTE
+    if (remote) {
+        remote->wait_joined();
+        std::printf("remote controller joined\n");
+        std::fflush(stdout);
+    }
+#endif
     const auto wall_start = simsync::WallClock::now();
     std::vector<std::thread> threads;
     for (std::size_t i = 0; i < participants.size(); ++i) {
         const bool is_sensor = participants[i].mode != simsync::AccessMode::exclusive;
+        if (!is_sensor && options.remote) continue; // in its own process
         if (is_sensor && options.inline_sensors) {
             {
                 std::lock_guard<std::mutex> g(sensors_mutex);
@@ -686,7 +762,20 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
 
     std::optional<simsync::PacerStats> pacer_stats;
     std::uint64_t clock_messages = 0;
+    std::optional<bh::RemoteControllerStats> remote_stats;
     auto finish = [&] {
+#if SIMSYNC_BULLET_HOST_REMOTE
+        // The remote controller's final access at the end ends its part; if it
+        // cannot come (the child died, the controller left), stop the handler,
+        // so the sensors it holds back end too.
+        if (remote && !remote->wait_done()) {
+            std::lock_guard<std::mutex> g(quit_mutex);
+            if (!quitting.exchange(true)) {
+                remote_failure = "it ended before the end of the run";
+                handler.stop();
+            }
+        }
+#endif
         for (auto& t : threads) t.join();
         {
             std::unique_lock<std::mutex> lock(sensors_mutex);
@@ -707,6 +796,9 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
         pacer.reset();
         clock.stop();
         clock_messages = clock.published();
+#if SIMSYNC_BULLET_HOST_REMOTE
+        if (remote) remote_stats = remote->finish();
+#endif
     };
     if (options.host_steps) {
         // Bullet is stepped on this thread only; another one waits for the end.
@@ -724,17 +816,52 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
     // needs nobody's consent): reported, and outside the hash.
     RunResult r;
     r.hash = controller.hash().hex();
-    r.steps = quit ? world.steps() : controller.steps_at_end();
-    r.steps_after_end = quit ? 0 : world.steps() - controller.steps_at_end();
+    // A remote controller that ended early cut the run short, as a quit does.
+    const bool cut_short = quit || !remote_failure.empty();
+    r.steps = cut_short ? world.steps() : controller.steps_at_end();
+    r.steps_after_end = cut_short ? 0 : world.steps() - controller.steps_at_end();
     r.pushes = controller.pushes();
     r.pushed_position = controller.last_position();
     r.participants = std::move(participants);
     r.chaos = chaos;
     r.quit = quit;
-    r.reached = quit ? quit_at : end;
+    r.reached = quit ? quit_at : (cut_short ? handler.now() : end);
     r.pacer = pacer_stats;
     r.clock_messages = clock_messages;
     r.wall_start = wall_start;
+    if (remote_stats) {
+        const bh::RemoteControllerStats& rs = *remote_stats;
+        Participant& p = r.participants.front(); // the controller
+        p.grants = rs.grants;
+        p.last_grant = rs.last_grant;
+        if (!remote_failure.empty() && rs.child_status) {
+            const int st = *rs.child_status;
+            remote_failure = "simsync-remote-controller " +
+                             (st > 128 ? "was killed by signal " + std::to_string(st - 128)
+                                       : "exited with status " + std::to_string(st)) +
+                             " before the end of the run";
+        }
+        if (remote_failure.empty() && rs.refused.total() > 0) {
+            remote_failure = std::to_string(rs.refused.total()) + " command(s) refused, the first " + rs.first_refusal;
+        }
+        if (remote_failure.empty() && !quit && rs.child_status && *rs.child_status != 0) {
+            remote_failure = "simsync-remote-controller exited with status " + std::to_string(*rs.child_status);
+        }
+        char line[160];
+        std::snprintf(line, sizeof line, "remote controller: %llu observations sent, %llu commands applied, %llu refused",
+                      static_cast<unsigned long long>(rs.grants), static_cast<unsigned long long>(rs.commands),
+                      static_cast<unsigned long long>(rs.refused.total()));
+        r.remote_summary = line;
+        for (std::size_t i = 0; i < bh::kWireErrorCount; ++i) {
+            if (rs.refused.by_reason[i] == 0) continue;
+            r.remote_summary += std::string(" ") + bh::to_string(static_cast<bh::WireError>(i)) + "=" +
+                                std::to_string(rs.refused.by_reason[i]);
+        }
+        if (rs.bridge_rejected > 0) {
+            r.remote_summary += ", " + std::to_string(rs.bridge_rejected) + " samples dropped by the Bridge";
+        }
+    }
+    r.remote_failure = remote_failure;
     return r;
 }
 
@@ -780,6 +907,16 @@ int main(int argc, char** argv)
                         simsync::format_seconds(simsync::SimTime{setup.pacer.period}).c_str());
         } else {
             std::printf("unpaced\n");
+        }
+        if (options.remote) {
+            const bh::RemoteControllerOptions& ro = *options.remote;
+            std::printf("controller in another process (%s): DDS domain %u, %s, partition %s, tag '%s'",
+                        ro.mode == bh::RemoteControllerOptions::Mode::spawn ? "spawn" : "wait", ro.domain,
+                        ro.loopback ? "loopback" : "system network", ro.partition.c_str(), ro.tag.c_str());
+            if (ro.mode == bh::RemoteControllerOptions::Mode::spawn) {
+                std::printf(", random delay 0..%lld us", static_cast<long long>(ro.delay_us));
+            }
+            std::printf("\n");
         }
         std::fflush(stdout);
     }
@@ -843,6 +980,12 @@ int main(int argc, char** argv)
         std::printf("quit by the operator at %s s: the hash covers the run up to there only\n",
                     simsync::format_seconds(result.reached).c_str());
     }
+    if (!result.remote_summary.empty()) std::printf("%s\n", result.remote_summary.c_str());
     std::printf("trajectory_hash=%s\n", result.hash.c_str());
+    if (!result.remote_failure.empty()) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "simsync-bullet-host: remote controller: %s\n", result.remote_failure.c_str());
+        return 1;
+    }
     return 0;
 }

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# simsync-bullet-host --remote-controller (ctest labels: integration, bullet, dds).
+#
+# 1. The controller in another process gives the in-process hash, bit for bit:
+#    the no-threads reference, then RUNS runs with --remote-controller spawn, each
+#    with random delays of 0..DELAY_US us in the controller process (a fresh seed
+#    per run), with sensor threads and host jitter, paced, or with operator chaos
+#    and Bullet stepped on the host thread (as check_determinism.sh). Every hash
+#    must equal the reference.
+# 2. A malformed command is refused by name and never applied: the host waits
+#    (--remote-controller wait) for a controller this script starts with the test
+#    hook --corrupt-command-at 5 (tick 5, 50 ms, gets a command of wire version
+#    99; then, in a second run, a well-formed command for the instant before).
+#    The host must name it (unsupported_version, stale_command), count it, exit 1,
+#    and its hash must differ from the reference (the push was not applied).
+# Every run has a Cyclone discovery tag of its own (spawn makes one; here:
+# pid and a counter), on the loopback network: parallel runs never meet.
+#
+# usage: check_remote_controller.sh HOST CONTROLLER [RUNS (4)] [DURATION_S (1)] [DELAY_US (500)]
+set -euo pipefail
+host=$1
+controller=$2
+runs=${3:-4}
+duration=${4:-1}
+delay=${5:-500}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+hash_of() { sed -n 's/^trajectory_hash=\([0-9a-f]\{16\}\)$/\1/p' <<<"$1"; }
+
+out=$("$host" --no-threads --duration "$duration" </dev/null)
+reference=$(hash_of "$out")
+[[ -n $reference ]] || fail "no trajectory_hash in the reference output: $out"
+echo "reference (no threads): $reference"
+
+start=$(date +%s.%N)
+for ((i = 1; i <= runs; i++)); do
+  seed=$(( (RANDOM << 30) ^ (RANDOM << 15) ^ RANDOM ^ (i << 45) ))
+  args=(--duration "$duration" --seed "$seed" --remote-controller spawn --remote-delay-us "$delay"
+        --remote-program "$controller" --remote-join-timeout 20)
+  (( i % 4 == 2 )) && args+=(--sensors threads --jitter-us 200)
+  (( i % 4 == 0 )) && args+=(--chaos --host-steps)
+  if (( i % 4 == 3 )); then args+=(--scale 2); else args+=(--scale 0); fi
+  status=0
+  out=$("$host" "${args[@]}" </dev/null 2>"$tmp/err") || status=$?
+  if (( status != 0 )); then
+    cat "$tmp/err" >&2; echo "$out" >&2; fail "run $i (${args[*]}) exited $status"
+  fi
+  h=$(hash_of "$out")
+  summary=$(grep '^remote controller:' <<<"$out" || true)
+  [[ $h == "$reference" ]] || { cat "$tmp/err" >&2; echo "$out" >&2; fail "run $i (${args[*]}): hash $h, not $reference"; }
+  grep -q ' 0 refused' <<<"$summary" || fail "run $i: $summary"
+  grep -q '^simsync-remote-controller: done' "$tmp/err" || { cat "$tmp/err" >&2; fail "run $i: the controller did not finish"; }
+  echo "run $i ok   $h  ${args[*]}  ($summary)"
+done
+end=$(date +%s.%N)
+printf '%d remote runs in %.1f s, all with the reference hash\n' "$runs" "$(echo "$end - $start" | bc)"
+
+# 2. Corrupted commands, in wait mode: a command of another wire version (the
+#    decoder refuses it), and one for another instant (the host refuses it).
+bad_run() { # CORRUPTION ERROR
+  local corruption=$1 error=$2
+  local tag="check-remote-$$-$corruption"
+  "$host" --scale 0 --duration "$duration" --remote-controller wait --remote-tag "$tag" --remote-join-timeout 20 \
+    </dev/null >"$tmp/host.out" 2>"$tmp/host.err" &
+  local host_pid=$!
+  local ctl_status=0
+  "$controller" --tag "$tag" --corrupt-command-at 5 --corruption "$corruption" --random-delay-us "$delay" \
+    --join-timeout 20 >"$tmp/ctl.out" 2>&1 || ctl_status=$?
+  local host_status=0
+  wait "$host_pid" || host_status=$?
+  show() { echo "--- host stdout"; cat "$tmp/host.out"; echo "--- host stderr"; cat "$tmp/host.err";
+           echo "--- controller"; cat "$tmp/ctl.out"; } >&2
+  (( ctl_status == 0 )) || { show; fail "$corruption: the controller exited $ctl_status"; }
+  (( host_status == 1 )) || { show; fail "$corruption: the host exited $host_status after a refused command, not 1"; }
+  grep -q "^waiting up to 20 s for the remote controller: .* --tag $tag" "$tmp/host.out" ||
+    { show; fail "wait mode did not print the controller's command line"; }
+  grep -qF "remote controller: command at 0.050000000 s refused: $error" "$tmp/host.err" ||
+    { show; fail "$corruption: the host did not name the refused command ($error)"; }
+  grep -qF "remote controller: 1 command(s) refused, the first at 0.050000000 s: $error" "$tmp/host.err" ||
+    { show; fail "$corruption: the host did not fail the run for the refused command"; }
+  grep -qE "^remote controller: [0-9]+ observations sent, [0-9]+ commands applied, 1 refused $error=1$" \
+    "$tmp/host.out" || { show; fail "$corruption: the summary does not count the refusal"; }
+  local bad
+  bad=$(hash_of "$(cat "$tmp/host.out")")
+  [[ -n $bad ]] || { show; fail "$corruption: no hash after a refused command"; }
+  [[ $bad != "$reference" ]] || { show; fail "$corruption: the hash is the reference's: the refused push was applied"; }
+  echo "$corruption command at tick 5: refused ($error), not applied (hash $bad), host exit 1"
+}
+bad_run version unsupported_version
+bad_run stale stale_command
+echo ok

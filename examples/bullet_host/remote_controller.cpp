@@ -1,0 +1,199 @@
+// simsync-remote-controller: simsync-bullet-host's controller in a process of
+// its own, a participant of the host's simulation over Cyclone DDS
+// (simsync::dds::RemoteAccessor; the host runs the Bridge: see remote_link.hpp).
+//
+// It joins as the in-process controller's twin (lockstep, exclusive, name
+// controller_100hz, priority 1, first request at 0), then at each grant: decodes
+// the observation the host sent (controller_wire.hpp), computes the push with
+// the same function as the in-process controller (push_impulse, controller.hpp)
+// and releases with the command, declaring its next 100 Hz instant. It learns
+// the run's end from the observations, so its schedule is the in-process one;
+// at the final access it releases without a command and leaves.
+//
+// --random-delay-us MAX sleeps a random 0..MAX us (seeded by --seed) before each
+// request and inside each access: the host's trajectory hash must not change.
+//
+// Exit status: 0 after the final access; 1 if it could not join, or refused an
+// observation; 2 bad option; 3 the host stopped the simulation before the end.
+
+#include "command_line.hpp"
+#include "controller.hpp"
+#include "controller_wire.hpp"
+
+#include <simsync/dds/domain.hpp>
+#include <simsync/dds/remote_accessor.hpp>
+#include <simsync/error.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+
+namespace {
+
+namespace bh = simsync::examples::bullet_host;
+namespace sd = simsync::dds;
+namespace po = simsync::examples::po;
+
+simsync::examples::CommandLine command_line()
+{
+    simsync::examples::CommandLine cli;
+    cli.program = "simsync-remote-controller";
+    cli.synopsis = "[--domain ID] [--network loopback|system] [--tag TAG] [--partition P]\n"
+                   "                                 [--random-delay-us MAX] [--seed S] [--join-timeout SECONDS]";
+    cli.summary =
+        "simsync-bullet-host's controller (100 Hz, pushes the scene's first body) in a process of its own:\n"
+        "a remote participant over Cyclone DDS. Start the host with --remote-controller wait and the same\n"
+        "--remote-domain / --remote-network / --remote-tag / --remote-partition, or let the host start it\n"
+        "(--remote-controller spawn). The host's trajectory_hash is the in-process controller's.";
+    cli.options.add_options()
+        ("domain", po::value<std::uint32_t>()->value_name("ID")->default_value(0), "DDS domain id, 0..232")
+        ("network", po::value<std::string>()->value_name("NET")->default_value("loopback"),
+         "loopback (this machine only) or system (Cyclone's defaults: the network, multicast discovery)")
+        ("tag", po::value<std::string>()->value_name("TAG")->default_value(""),
+         "Cyclone discovery tag: only a host with the same tag is seen")
+        ("partition", po::value<std::string>()->value_name("P")->default_value(sd::remote::kPartition),
+         "DDS partition of the remote participants' topics")
+        ("random-delay-us", po::value<std::int64_t>()->value_name("MAX")->default_value(0),
+         "sleep a random 0..MAX us before each request and inside each access")
+        ("seed", po::value<std::string>()->value_name("S"), "seed of the random delays (default: fresh each run)")
+        ("join-timeout", po::value<double>()->value_name("SECONDS")->default_value(30.0),
+         "how long to wait for the host");
+    cli.hidden.add_options()
+        ("corrupt-command-at", po::value<std::int64_t>(), "test hook: at this tick, send a bad command")
+        ("corruption", po::value<std::string>()->default_value("version"),
+         "test hook: version (wire version 99), stale (for the previous tick's instant), missing (none)");
+    cli.epilogue = "Exit status: 0 done, 1 could not join or refused an observation, 2 bad option,\n"
+                   "3 the host stopped the simulation before the end.";
+    return cli;
+}
+
+std::uint64_t fresh_seed()
+{
+    std::random_device device;
+    return (std::uint64_t{device()} << 32) | std::uint64_t{device()};
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    int exit_code = 0;
+    std::optional<std::uint64_t> seed_option;
+    const auto values = simsync::examples::parse_command_line(argc, argv, command_line(), exit_code,
+                                                              [&](const po::variables_map& v) {
+        if (v["domain"].as<std::uint32_t>() > sd::kMaxDomainId) {
+            simsync::examples::option_error("domain", "expected 0..232");
+        }
+        const std::string& net = v["network"].as<std::string>();
+        if (net != "loopback" && net != "system") {
+            simsync::examples::option_error("network", "expected loopback or system, got '" + net + "'");
+        }
+        if (v["random-delay-us"].as<std::int64_t>() < 0) simsync::examples::option_error("random-delay-us", "must be >= 0");
+        if (!(v["join-timeout"].as<double>() > 0)) simsync::examples::option_error("join-timeout", "must be > 0");
+        const std::string& corruption = v["corruption"].as<std::string>();
+        if (corruption != "version" && corruption != "stale" && corruption != "missing") {
+            simsync::examples::option_error("corruption", "expected version, stale or missing");
+        }
+        if (v.count("seed") != 0) {
+            seed_option = simsync::examples::parse_unsigned_option("seed", v["seed"].as<std::string>());
+        }
+    });
+    if (!values) return exit_code;
+    const po::variables_map& v = *values;
+    const std::int64_t delay_us = v["random-delay-us"].as<std::int64_t>();
+    const std::uint64_t seed = seed_option ? *seed_option : fresh_seed();
+    const std::int64_t corrupt_at = v.count("corrupt-command-at") != 0 ? v["corrupt-command-at"].as<std::int64_t>() : -1;
+    const std::string corruption = v["corruption"].as<std::string>();
+
+    std::mt19937_64 rng(seed);
+    auto delay = [&] {
+        if (delay_us <= 0) return;
+        std::uniform_int_distribution<std::int64_t> us(0, delay_us);
+        std::this_thread::sleep_for(std::chrono::microseconds(us(rng)));
+    };
+
+    try {
+        sd::DomainConfig domain = v["network"].as<std::string>() == "loopback"
+                                      ? sd::DomainConfig::loopback(v["domain"].as<std::uint32_t>())
+                                      : sd::DomainConfig{};
+        domain.id = v["domain"].as<std::uint32_t>();
+        domain.tag = v["tag"].as<std::string>();
+        auto participant = sd::Participant::create(domain);
+        sd::RemoteAccessorConfig rc;
+        rc.partition = v["partition"].as<std::string>();
+        rc.join_timeout = std::chrono::duration_cast<simsync::WallClock::duration>(
+            std::chrono::duration<double>(v["join-timeout"].as<double>()));
+        std::unique_ptr<sd::RemoteAccessor> accessor;
+        try {
+            accessor = std::make_unique<sd::RemoteAccessor>(
+                participant, bh::kControllerName,
+                simsync::AccessorOptions{.kind = simsync::AccessorKind::lockstep,
+                                         .mode = simsync::AccessMode::exclusive,
+                                         .priority = bh::kControllerPriority,
+                                         .first_request = simsync::kSimStart},
+                rc);
+        } catch (const simsync::Error& e) {
+            std::fprintf(stderr, "simsync-remote-controller: could not join: %s\n", e.what());
+            return 1;
+        }
+        std::printf("simsync-remote-controller: joined as %s (dt %s s, random delay 0..%lld us, seed %llu)\n",
+                    bh::kControllerName, simsync::format_seconds(simsync::SimTime{accessor->step_size()}).c_str(),
+                    static_cast<long long>(delay_us), static_cast<unsigned long long>(seed));
+        std::fflush(stdout);
+
+        bh::WireErrorCounts refused;
+        std::optional<simsync::SimTime> end; // from the first observation
+        std::uint64_t commands = 0;
+        for (std::int64_t n = 0;; ++n) {
+            // The first request is at 0 (before the end is known, and before any end).
+            const simsync::SimTime at = end ? bh::controller_instant(n, *end) : simsync::kSimStart;
+            delay();
+            sd::RemoteAccess access = accessor->request_access(at);
+            if (!access) {
+                std::fprintf(stderr, "simsync-remote-controller: request at %s s refused: %s\n",
+                             simsync::format_seconds(at).c_str(), access.error().message().c_str());
+                return access.error() == simsync::errc::stopped ? 3 : 1;
+            }
+            delay();
+            const bh::WireDecoded<bh::Observation> observation = bh::decode_observation(access.payload());
+            std::optional<bh::WireError> error;
+            if (!observation) {
+                error = observation.error;
+            } else if (observation.value->granted != access.granted_time()) {
+                error = bh::WireError::stale_observation;
+            }
+            if (error) {
+                refused.add(*error);
+                std::fprintf(stderr, "simsync-remote-controller: observation at %s s refused: %s\n",
+                             simsync::format_seconds(access.granted_time()).c_str(), bh::to_string(*error));
+                if (!end) return 1; // without the end there is no schedule to follow
+                access.release(bh::controller_instant(n + 1, *end)); // no command: the host counts it missing
+                continue;
+            }
+            const bh::Observation& o = *observation.value;
+            end = o.end;
+            if (o.final) {
+                access.release(); // the last access: nothing to push
+                break;
+            }
+            bh::Command command{.granted = o.granted, .impulse = bh::push_impulse(o.body)};
+            if (n == corrupt_at && corruption == "stale") command.granted -= std::chrono::milliseconds(10);
+            std::vector<std::uint8_t> bytes = bh::encode(command);
+            if (n == corrupt_at && corruption == "version") bytes[4] = 99; // the version's low byte
+            if (n == corrupt_at && corruption == "missing") bytes.clear();
+            access.release(bh::controller_instant(n + 1, *end), bytes);
+            ++commands;
+        }
+        std::printf("simsync-remote-controller: done, %llu commands sent, %llu observations refused\n",
+                    static_cast<unsigned long long>(commands), static_cast<unsigned long long>(refused.total()));
+        return refused.total() == 0 ? 0 : 1;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "simsync-remote-controller: %s\n", e.what());
+        return 1;
+    }
+}
