@@ -86,6 +86,7 @@ struct Bridge::Impl {
         bool lost = false; // its lease expired (policy pause keeps it registered)
         std::uint64_t out_seq = 0;
         std::optional<std::uint64_t> pending; // the request in flight
+        SimTime pending_time{};
         std::optional<std::uint64_t> cancelled; // the participant withdrew `pending`
         std::unique_ptr<boost::asio::cancellation_signal> cancel;
         std::optional<Access> held;
@@ -95,6 +96,16 @@ struct Bridge::Impl {
     };
     remote::HostInbox inbox;
     std::map<std::string, std::shared_ptr<Remote>> remotes;
+    // Participants revoked because their lease expired, by name, until the
+    // name joins again or that incarnation leaves: one that was only stopped
+    // (a debugger, a network outage) and comes back gets `not_registered` for
+    // its requests instead of silence.
+    struct Revoked {
+        std::uint64_t incarnation = 0;
+        Guid reader{};
+        std::uint64_t out_seq = 0;
+    };
+    std::map<std::string, Revoked> revoked;
     std::vector<Outgoing> waiting_for_match; // in the order written
     bool closing = false;
 
@@ -266,7 +277,10 @@ struct Bridge::Impl {
         const auto verdict = inbox.accept(m);
         using V = remote::HostInbox::Verdict;
         switch (verdict.verdict) {
-        case V::rejected: update([](BridgeStats&) {}); return;
+        case V::rejected:
+            if (verdict.rejection == remote::Rejection::unknown_participant) answer_revoked(m);
+            update([](BridgeStats&) {});
+            return;
         case V::new_announce: on_announce(m, std::get<remote::Announce>(m.body), writer_handle); return;
         case V::taken_name: {
             if (const auto it = remotes.find(m.participant); it != remotes.end() && it->second->lost) {
@@ -320,6 +334,7 @@ struct Bridge::Impl {
             return;
         }
         inbox.admit(m.participant, m.incarnation);
+        revoked.erase(m.participant);
         auto rec = std::make_shared<Remote>();
         rec->info = RemoteParticipantInfo{m.participant, a.options, m.incarnation};
         rec->reader = a.reply_reader;
@@ -384,6 +399,7 @@ struct Bridge::Impl {
             return;
         }
         rec->pending = seq;
+        rec->pending_time = t;
         rec->cancel = std::make_unique<boost::asio::cancellation_signal>();
         std::weak_ptr<Impl> weak = weak_self;
         try {
@@ -543,7 +559,11 @@ struct Bridge::Impl {
                     " DDS liveliness lease expired (its process died, the link to it is lost, or it is stopped "
                     "longer than its lease)";
         if (config.on_lost == LostParticipantPolicy::revoke) {
+            const std::optional<std::uint64_t> pending = rec->pending;
             remove(rec);
+            Revoked& r = revoked[rec->info.name];
+            r = Revoked{rec->info.incarnation, rec->reader, rec->out_seq};
+            if (pending) refuse_revoked(rec->info.name, r, *pending, rec->pending_time);
             d.message += "; revoked, the simulation goes on";
         } else {
             handler.pause();
@@ -551,6 +571,36 @@ struct Bridge::Impl {
                          "start it again, then resume";
         }
         handler.report(d);
+    }
+
+    // Answers request `request` of a revoked participant `not_registered`; sent
+    // once the writer matches its reader again (as a welcome is), or never.
+    void refuse_revoked(const std::string& name, Revoked& r, std::uint64_t request, SimTime requested)
+    {
+        Outgoing o;
+        o.reader = r.reader;
+        o.participant = name;
+        o.target_incarnation = r.incarnation;
+        o.seq = ++r.out_seq;
+        o.kind = remote::ToParticipantKind::grant;
+        o.ref = request;
+        o.requested = requested.time_since_epoch().count();
+        o.error = static_cast<std::int32_t>(errc::not_registered);
+        send(std::move(o), nullptr);
+        update([](BridgeStats& st) { ++st.refusals; });
+    }
+
+    // A message from a participant the Bridge does not know: if it is a revoked
+    // one, its requests are refused `not_registered` and its leave forgets it.
+    void answer_revoked(const remote::HostMessage& m)
+    {
+        const auto it = revoked.find(m.participant);
+        if (it == revoked.end() || it->second.incarnation != m.incarnation) return;
+        if (const auto* request = std::get_if<remote::Request>(&m.body)) {
+            refuse_revoked(m.participant, it->second, m.seq, request->time);
+        } else if (m.kind() == remote::ToHostKind::leave) {
+            revoked.erase(it);
+        }
     }
 
     void broadcast_state()

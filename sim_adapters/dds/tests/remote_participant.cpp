@@ -15,7 +15,8 @@
 // 1 if it could not join, 2 for bad options.
 //
 // For the liveness tests, it can stand still where a test then kills it:
-// `--hold-at K` keeps its K-th access (1-based) held and sleeps; `--stall-after
+// `--hold-at K` keeps its K-th access (1-based) held and sleeps until killed
+// (with `--hold-until-input`: until a line on stdin, then goes on); `--stall-after
 // K` releases its K-th access declaring its next request (a lockstep
 // participant's bound then holds time) and sleeps instead of asking. `--lease-ms`
 // is its writer's liveliness lease (RemoteAccessorConfig::lease).
@@ -60,6 +61,7 @@ int main(int argc, char** argv)
     double join_timeout_s = 0;
     std::int64_t lease_ms = 0;
     std::uint64_t hold_at = 0;
+
     std::uint64_t stall_after = 0;
     po::options_description options("simsync_remote_participant: a remote participant for tests");
     options.add_options()
@@ -78,6 +80,7 @@ int main(int argc, char** argv)
         ("join-timeout", po::value(&join_timeout_s)->default_value(20.0), "seconds to wait for the host")
         ("lease-ms", po::value(&lease_ms)->default_value(1000), "liveliness lease of its writer, ms")
         ("hold-at", po::value(&hold_at)->default_value(0), "keep the K-th access held and sleep (0: never)")
+        ("hold-until-input", "with --hold-at: hold it until a line (or the end) on stdin, then go on")
         ("stall-after", po::value(&stall_after)->default_value(0),
          "after releasing the K-th access (declaring the next request), sleep instead of asking (0: never)");
     po::variables_map vm;
@@ -159,8 +162,12 @@ int main(int argc, char** argv)
                 std::printf("holding %lld %llu\n", static_cast<long long>(a.granted_time().time_since_epoch().count()),
                             static_cast<unsigned long long>(a.sequence()));
                 std::fflush(stdout);
-                stand_still();
-                return 3;
+                if (!vm.count("hold-until-input")) {
+                    stand_still();
+                    return 3;
+                }
+                std::string line;
+                std::getline(std::cin, line);
             }
             const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(commands.data()), commands.size());
             if (granted < count) {

@@ -373,6 +373,43 @@ TEST_CASE("Remote.Liveness.KilledWhileTimeWaitsForItPausesAndARestartReplacesIt"
     kill_a_participant(Moment::stalled, sd::LostParticipantPolicy::pause);
 }
 
+// The known false alarm: a participant stopped (SIGSTOP, as a debugger does)
+// longer than its lease is taken for lost and revoked. When it goes on, the
+// host answers its requests `not_registered` (it must join again), and drops
+// the rest (unknown participant). The host's own lease is long here, so the
+// participant does not take the host for lost in turn (it would end its
+// request `stopped`: also an answer, but not the one under test).
+TEST_CASE("Remote.Liveness.AParticipantStoppedLongerThanItsLeaseIsRevokedAndToldSo" * doctest::timeout(120))
+{
+    sd::testing::DomainLease lease;
+    auto participant = sd::Participant::create(lease.config(true));
+    simsync::CountingWorld world;
+    DiagnosticLog log;
+    simsync::SimSyncHandler handler(world, {.step = 1ms, .diagnostics = log.callback()});
+    sd::BridgeConfig config;
+    config.lease = 4 * kWait;
+    sd::Bridge bridge(handler, participant, config);
+    sd::testing::ChildProcess sleeper(child_args(lease, {"sleeper", 0, 1'000'000, 3, {"--hold-at", "1", "--hold-until-input"}}));
+    REQUIRE(sleeper.read_until([](const std::string& l) { return starts_with(l, "holding "); }, kWait));
+    sleeper.signal(SIGSTOP);
+    const auto report = log.wait_ended(kLease + kMargin);
+    REQUIRE(report);
+    CHECK(report->accessor == "sleeper");
+    CHECK(find(handler.snapshot(), "sleeper") == nullptr);
+    sleeper.signal(SIGCONT);
+    sleeper.write_line("go"); // releases (dropped), then asks for 1 ms
+    const auto refused = sleeper.read_until([](const std::string& l) { return starts_with(l, "refused "); }, kWait);
+    REQUIRE(refused);
+    INFO(*refused);
+    CHECK(refused->find(simsync::make_error_code(simsync::errc::not_registered).message()) != std::string::npos);
+    CHECK(sleeper.read_until([](const std::string& l) { return l == "done"; }, kWait));
+    CHECK(sleeper.wait(kWait) == 0);
+    const sd::BridgeStats s = bridge.stats();
+    CHECK(s.lost == 1);
+    CHECK(s.rejected[sd::remote::Rejection::unknown_participant] >= 1); // its release
+    CHECK(bridge.participants().empty());
+}
+
 TEST_CASE("Remote.Liveness.AKilledHostEndsThePendingRequestStopped" * doctest::timeout(120))
 {
     sd::testing::DomainLease lease;
