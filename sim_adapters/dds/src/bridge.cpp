@@ -181,13 +181,17 @@ struct Bridge::Impl {
     // Sends `o` once the writer has matched the reader it is for: a welcome
     // written before that would be lost (volatile), and every later message of
     // that participant keeps its place behind it.
+    // Messages already held for that reader keep their place: nothing
+    // overtakes them, so the participant sees its sequence without a gap.
     void send(Outgoing o, Remote* rec)
     {
-        if (rec && rec->matched) {
+        const bool queued = std::any_of(waiting_for_match.begin(), waiting_for_match.end(),
+                                        [&](const Outgoing& w) { return w.reader == o.reader; });
+        if (!queued && rec && rec->matched) {
             write_now(o);
             return;
         }
-        if (reader_matched(o.reader)) {
+        if (!queued && reader_matched(o.reader)) {
             if (rec) rec->matched = true;
             write_now(o);
             return;
@@ -303,6 +307,13 @@ struct Bridge::Impl {
         const auto it = remotes.find(m.participant);
         if (it == remotes.end()) return; // admitted implies present
         const std::shared_ptr<Remote> rec = it->second;
+        if (rec->lost) {
+            // Lost (policy pause) and talking again: back from a debugger or an
+            // outage, maybe through a writer Cyclone rediscovered.
+            rec->lost = false;
+            rec->writer = writer_handle;
+            update([](BridgeStats& st) { ++st.regained; });
+        }
         std::visit(
             [&](const auto& body) {
                 using T = std::decay_t<decltype(body)>;
@@ -544,6 +555,9 @@ struct Bridge::Impl {
         }
         if (rec->lost) return;
         rec->lost = true;
+        // Its reader may be unmatched now (Cyclone drops a lost participant's
+        // endpoints): hold what is written to it until it matches again.
+        rec->matched = false;
         update([](BridgeStats& st) { ++st.lost; });
         Diagnostic d;
         d.kind = Diagnostic::Kind::accessor_ended;

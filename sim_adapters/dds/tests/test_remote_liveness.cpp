@@ -410,6 +410,44 @@ TEST_CASE("Remote.Liveness.AParticipantStoppedLongerThanItsLeaseIsRevokedAndTold
     CHECK(bridge.participants().empty());
 }
 
+// The remedy of the false alarm: the pause policy. A participant stopped
+// longer than its lease pauses the simulation and stays registered; when it
+// goes on, the Bridge hears from it again and the operator resumes.
+TEST_CASE("Remote.Liveness.UnderThePausePolicyAStoppedParticipantGoesOnAfterResume" * doctest::timeout(120))
+{
+    sd::testing::DomainLease lease;
+    auto participant = sd::Participant::create(lease.config(true));
+    simsync::CountingWorld world;
+    DiagnosticLog log;
+    simsync::SimSyncHandler handler(world, {.step = 1ms, .diagnostics = log.callback()});
+    sd::BridgeConfig config;
+    config.lease = 4 * kWait; // the participant must not take the host for lost
+    config.on_lost = sd::LostParticipantPolicy::pause;
+    sd::Bridge bridge(handler, participant, config);
+    sd::testing::ChildProcess sleeper(child_args(lease, {"sleeper", 0, 1'000'000, 3, {"--hold-at", "1", "--hold-until-input"}}));
+    REQUIRE(sleeper.read_until([](const std::string& l) { return starts_with(l, "holding "); }, kWait));
+    sleeper.signal(SIGSTOP);
+    const auto report = log.wait_ended(kLease + kMargin);
+    REQUIRE(report);
+    CHECK(report->message.find("paused") != std::string::npos);
+    CHECK(handler.state() == simsync::HandlerState::paused);
+    REQUIRE(find(handler.snapshot(), "sleeper") != nullptr);
+    sleeper.signal(SIGCONT);
+    sleeper.write_line("go"); // releases, then asks for 1 ms: waits for resume
+    REQUIRE(bridge.wait_until([](const sd::BridgeStats& s) { return s.regained == 1 && s.requests == 2; }, kWait));
+    handler.resume();
+    CHECK(sleeper.read_until([](const std::string& l) { return l == "done"; }, kWait));
+    CHECK(sleeper.wait(kWait) == 0);
+    const auto g = grants_of(sleeper);
+    REQUIRE(g.size() == 3);
+    for (std::size_t k = 0; k < g.size(); ++k) CHECK(std::get<1>(g[k]) == static_cast<std::int64_t>(k) * 1'000'000);
+    for (const std::string& line : sleeper.lines()) CHECK_FALSE(starts_with(line, "refused"));
+    const sd::BridgeStats s = bridge.stats();
+    CHECK(s.lost == 1);
+    CHECK(s.rejected.total() == 0);
+    CHECK(s.protocol_errors == 0);
+}
+
 TEST_CASE("Remote.Liveness.AKilledHostEndsThePendingRequestStopped" * doctest::timeout(120))
 {
     sd::testing::DomainLease lease;

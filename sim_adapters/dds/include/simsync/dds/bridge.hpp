@@ -92,8 +92,9 @@ struct BridgeStats {
     /// Participants whose liveliness lease expired while registered (each
     /// handled per BridgeConfig::on_lost).
     std::uint64_t lost = 0;
-    /// Lost participants whose lease was renewed again while still registered
-    /// (policy pause: back from a debugger or a network outage).
+    /// Lost participants heard from again while still registered (policy
+    /// pause: back from a debugger or a network outage): their lease was
+    /// renewed, or a message of theirs arrived.
     std::uint64_t regained = 0;
     /// Lost participants (policy pause) replaced by a new incarnation of their name.
     std::uint64_t replaced = 0;
@@ -102,7 +103,8 @@ struct BridgeStats {
     std::uint64_t write_failures = 0;     ///< dds_write refused a message
     /// Messages (a welcome, and what followed it) held back until the writer
     /// had matched the participant's reader: discovery was still under way when
-    /// the announce arrived.
+    /// the announce arrived, or a lost participant's reader was dropped and not
+    /// yet rediscovered.
     std::uint64_t held_for_discovery = 0;
     /// Samples dropped before acting on them, by reason (malformed, unknown,
     /// duplicate, out of order, ...).
