@@ -564,14 +564,13 @@ struct Bridge::Impl {
         d.at = handler.now();
         d.accessor = rec->info.name;
         d.reason = make_error_code(errc::timed_out);
-        std::string lease = "its";
+        std::string lease = "its DDS liveliness lease";
         if (rec->lease) {
             lease += " (" + format_seconds(std::chrono::duration_cast<SimDuration>(*rec->lease)) + " s)";
         }
         d.message = "simsync: remote participant '" + rec->info.name + "' lost at " + format_seconds(d.at) +
                     " s: " + lease +
-                    " DDS liveliness lease expired (its process died, the link to it is lost, or it is stopped "
-                    "longer than its lease)";
+                    " expired (its process died, the link to it is lost, or it is stopped longer than its lease)";
         if (config.on_lost == LostParticipantPolicy::revoke) {
             const std::optional<std::uint64_t> pending = rec->pending;
             remove(rec);

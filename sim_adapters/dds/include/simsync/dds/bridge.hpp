@@ -59,10 +59,12 @@ struct BridgeConfig {
     /// > 0; WallClock::duration::max() is infinite (never detected).
     /// A participant's own lease is its RemoteAccessorConfig::lease.
     WallClock::duration lease = std::chrono::seconds(1);
-    /// What to do when a participant's lease expires. In every case the
-    /// handler's diagnostics get an accessor_ended Diagnostic naming the
-    /// participant (`accessor`), the reason (`reason` = timed_out: its lease
-    /// expired) and what was done (`message`).
+    /// What to do when a participant's lease expires; done on the Bridge's loop
+    /// thread, within the lease (from the participant's last traffic) plus a
+    /// margin for Cyclone's lease check and one loop job. In every case the
+    /// handler's diagnostics get, on that thread, an accessor_ended Diagnostic
+    /// naming the participant (`accessor`), the reason (`reason` = timed_out:
+    /// its lease expired) and what was done (`message`).
     LostParticipantPolicy on_lost = LostParticipantPolicy::revoke;
     /// Fills a grant's payload (observations), at most remote::kMaxPayload bytes.
     /// Called on the Bridge's loop thread inside the participant's access, at the
