@@ -66,7 +66,7 @@ constexpr const char* kRawPartition = "simsync-bench-raw";
 constexpr double kOpenRtiUsPerStep = 84.0;
 
 // Reliable, volatile, keep all, one partition: the QoS of the remote
-// participants' topics (sim_adapters/dds/README.md), for the raw exchange.
+// participants' topics (docs/remote.md), for the raw exchange.
 dds_qos_t* raw_qos(bool writer)
 {
     dds_qos_t* q = dds_create_qos();

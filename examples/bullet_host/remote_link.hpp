@@ -1,7 +1,7 @@
 #pragma once
 // simsync-bullet-host --remote-controller: the host's side of a controller in
 // another process (simsync-remote-controller), over Cyclone DDS through the dds
-// adapter's Bridge (sim_adapters/dds, "Remote participants").
+// adapter's Bridge (docs/remote.md).
 //
 // The remote controller is one lockstep, exclusive accessor of the host's
 // handler, registered by the Bridge under the in-process controller's name and

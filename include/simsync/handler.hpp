@@ -41,7 +41,10 @@ struct Diagnostic {
         /// Time advances again after a reported stall.
         stall_over,
         /// An accessor built on the handler (a timer, a pacer, a clock
-        /// publisher, ...) ended on its own because a request was refused.
+        /// publisher, ...) ended on its own because a request was refused,
+        /// or one that stands for something outside was lost (a remote
+        /// participant whose liveliness lease expired: reason timed_out;
+        /// the message says what was done about it).
         accessor_ended,
     };
     Kind kind = Kind::stall;
@@ -53,7 +56,8 @@ struct Diagnostic {
     WallClock::duration for_how_long{};
     /// accessor_ended: the accessor's name.
     std::string accessor;
-    /// accessor_ended: the refusal that ended it (time_passed, not_registered, ...).
+    /// accessor_ended: the refusal that ended it (time_passed, not_registered,
+    /// ...), or timed_out for a lost remote participant.
     std::error_code reason;
     /// The whole report as one line, ready to print.
     std::string message;

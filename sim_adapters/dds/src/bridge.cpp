@@ -78,8 +78,15 @@ struct Bridge::Impl {
         Accessor accessor;
         bool matched = false; // the writer has matched its reader: messages go out at once
         bool gone = false;
+        // The publication handle of its writer (from its announce's sample
+        // info): liveliness events name it.
+        dds_instance_handle_t writer = 0;
+        // The lease its writer offers (nullopt: infinite), for the report.
+        std::optional<WallClock::duration> lease;
+        bool lost = false; // its lease expired (policy pause keeps it registered)
         std::uint64_t out_seq = 0;
         std::optional<std::uint64_t> pending; // the request in flight
+        SimTime pending_time{};
         std::optional<std::uint64_t> cancelled; // the participant withdrew `pending`
         std::unique_ptr<boost::asio::cancellation_signal> cancel;
         std::optional<Access> held;
@@ -89,6 +96,16 @@ struct Bridge::Impl {
     };
     remote::HostInbox inbox;
     std::map<std::string, std::shared_ptr<Remote>> remotes;
+    // Participants revoked because their lease expired, by name, until the
+    // name joins again or that incarnation leaves: one that was only stopped
+    // (a debugger, a network outage) and comes back gets `not_registered` for
+    // its requests instead of silence.
+    struct Revoked {
+        std::uint64_t incarnation = 0;
+        Guid reader{};
+        std::uint64_t out_seq = 0;
+    };
+    std::map<std::string, Revoked> revoked;
     std::vector<Outgoing> waiting_for_match; // in the order written
     bool closing = false;
 
@@ -164,13 +181,17 @@ struct Bridge::Impl {
     // Sends `o` once the writer has matched the reader it is for: a welcome
     // written before that would be lost (volatile), and every later message of
     // that participant keeps its place behind it.
+    // Messages already held for that reader keep their place: nothing
+    // overtakes them, so the participant sees its sequence without a gap.
     void send(Outgoing o, Remote* rec)
     {
-        if (rec && rec->matched) {
+        const bool queued = std::any_of(waiting_for_match.begin(), waiting_for_match.end(),
+                                        [&](const Outgoing& w) { return w.reader == o.reader; });
+        if (!queued && rec && rec->matched) {
             write_now(o);
             return;
         }
-        if (reader_matched(o.reader)) {
+        if (!queued && reader_matched(o.reader)) {
             if (rec) rec->matched = true;
             write_now(o);
             return;
@@ -240,14 +261,14 @@ struct Bridge::Impl {
             for (dds_return_t i = 0; i < n; ++i) {
                 const auto k = static_cast<std::size_t>(i);
                 if (!infos[k].valid_data) continue; // a writer's unregistration: no message
-                handle(*static_cast<const simsync_remote_ToHost*>(samples[k]));
+                handle(*static_cast<const simsync_remote_ToHost*>(samples[k]), infos[k].publication_handle);
             }
             dds_return_loan(reader.get(), samples, n);
             if (static_cast<std::size_t>(n) < kBatch) return;
         }
     }
 
-    void handle(const simsync_remote_ToHost& sample)
+    void handle(const simsync_remote_ToHost& sample, dds_instance_handle_t writer_handle)
     {
         auto decoded = remote::decode(detail::wire_of(sample));
         if (!decoded) {
@@ -260,9 +281,22 @@ struct Bridge::Impl {
         const auto verdict = inbox.accept(m);
         using V = remote::HostInbox::Verdict;
         switch (verdict.verdict) {
-        case V::rejected: update([](BridgeStats&) {}); return;
-        case V::new_announce: on_announce(m, std::get<remote::Announce>(m.body)); return;
+        case V::rejected:
+            if (verdict.rejection == remote::Rejection::unknown_participant) answer_revoked(m);
+            update([](BridgeStats&) {});
+            return;
+        case V::new_announce: on_announce(m, std::get<remote::Announce>(m.body), writer_handle); return;
         case V::taken_name: {
+            if (const auto it = remotes.find(m.participant); it != remotes.end() && it->second->lost) {
+                // A new incarnation of a participant lost under the pause
+                // policy: it replaces the lost one.
+                remove(it->second);
+                update([](BridgeStats& st) { ++st.replaced; });
+                if (inbox.accept(m).verdict == V::new_announce) {
+                    on_announce(m, std::get<remote::Announce>(m.body), writer_handle);
+                }
+                return;
+            }
             const auto& a = std::get<remote::Announce>(m.body);
             refuse_announce(m, a, remote::WelcomeRefusal::duplicate_name,
                             "a remote participant named '" + m.participant + "' is already registered");
@@ -273,6 +307,13 @@ struct Bridge::Impl {
         const auto it = remotes.find(m.participant);
         if (it == remotes.end()) return; // admitted implies present
         const std::shared_ptr<Remote> rec = it->second;
+        if (rec->lost) {
+            // Lost (policy pause) and talking again: back from a debugger or an
+            // outage, maybe through a writer Cyclone rediscovered.
+            rec->lost = false;
+            rec->writer = writer_handle;
+            update([](BridgeStats& st) { ++st.regained; });
+        }
         std::visit(
             [&](const auto& body) {
                 using T = std::decay_t<decltype(body)>;
@@ -291,7 +332,7 @@ struct Bridge::Impl {
             m.body);
     }
 
-    void on_announce(const remote::HostMessage& m, const remote::Announce& a)
+    void on_announce(const remote::HostMessage& m, const remote::Announce& a, dds_instance_handle_t writer_handle)
     {
         Accessor accessor;
         try {
@@ -304,9 +345,12 @@ struct Bridge::Impl {
             return;
         }
         inbox.admit(m.participant, m.incarnation);
+        revoked.erase(m.participant);
         auto rec = std::make_shared<Remote>();
         rec->info = RemoteParticipantInfo{m.participant, a.options, m.incarnation};
         rec->reader = a.reply_reader;
+        rec->writer = writer_handle;
+        rec->lease = detail::offered_lease(reader.get(), writer_handle);
         rec->accessor = std::move(accessor);
         remotes[m.participant] = rec;
         // Listed before the welcome goes out: once joined, a participant is listed.
@@ -366,6 +410,7 @@ struct Bridge::Impl {
             return;
         }
         rec->pending = seq;
+        rec->pending_time = t;
         rec->cancel = std::make_unique<boost::asio::cancellation_signal>();
         std::weak_ptr<Impl> weak = weak_self;
         try {
@@ -490,6 +535,87 @@ struct Bridge::Impl {
         changed.notify_all();
     }
 
+    // A writer's liveliness changed (posted by the listener). Samples it wrote
+    // before are taken first, so an announce is never behind its writer's loss.
+    void on_liveliness(dds_instance_handle_t writer_handle, bool alive)
+    {
+        if (closing) return;
+        drain();
+        std::shared_ptr<Remote> rec;
+        for (const auto& [name, r] : remotes) {
+            if (r->writer == writer_handle) rec = r;
+        }
+        if (!rec) return; // left already, or not a participant we know
+        if (alive) {
+            if (rec->lost) {
+                rec->lost = false;
+                update([](BridgeStats& st) { ++st.regained; });
+            }
+            return;
+        }
+        if (rec->lost) return;
+        rec->lost = true;
+        // Its reader may be unmatched now (Cyclone drops a lost participant's
+        // endpoints): hold what is written to it until it matches again.
+        rec->matched = false;
+        update([](BridgeStats& st) { ++st.lost; });
+        Diagnostic d;
+        d.kind = Diagnostic::Kind::accessor_ended;
+        d.at = handler.now();
+        d.accessor = rec->info.name;
+        d.reason = make_error_code(errc::timed_out);
+        std::string lease = "its DDS liveliness lease";
+        if (rec->lease) {
+            lease += " (" + format_seconds(std::chrono::duration_cast<SimDuration>(*rec->lease)) + " s)";
+        }
+        d.message = "simsync: remote participant '" + rec->info.name + "' lost at " + format_seconds(d.at) +
+                    " s: " + lease +
+                    " expired (its process died, the link to it is lost, or it is stopped longer than its lease)";
+        if (config.on_lost == LostParticipantPolicy::revoke) {
+            const std::optional<std::uint64_t> pending = rec->pending;
+            remove(rec);
+            Revoked& r = revoked[rec->info.name];
+            r = Revoked{rec->info.incarnation, rec->reader, rec->out_seq};
+            if (pending) refuse_revoked(rec->info.name, r, *pending, rec->pending_time);
+            d.message += "; revoked, the simulation goes on";
+        } else {
+            handler.pause();
+            d.message += "; the simulation is paused (policy pause): resume if it comes back, or revoke it or "
+                         "start it again, then resume";
+        }
+        handler.report(d);
+    }
+
+    // Answers request `request` of a revoked participant `not_registered`; sent
+    // once the writer matches its reader again (as a welcome is), or never.
+    void refuse_revoked(const std::string& name, Revoked& r, std::uint64_t request, SimTime requested)
+    {
+        Outgoing o;
+        o.reader = r.reader;
+        o.participant = name;
+        o.target_incarnation = r.incarnation;
+        o.seq = ++r.out_seq;
+        o.kind = remote::ToParticipantKind::grant;
+        o.ref = request;
+        o.requested = requested.time_since_epoch().count();
+        o.error = static_cast<std::int32_t>(errc::not_registered);
+        send(std::move(o), nullptr);
+        update([](BridgeStats& st) { ++st.refusals; });
+    }
+
+    // A message from a participant the Bridge does not know: if it is a revoked
+    // one, its requests are refused `not_registered` and its leave forgets it.
+    void answer_revoked(const remote::HostMessage& m)
+    {
+        const auto it = revoked.find(m.participant);
+        if (it == revoked.end() || it->second.incarnation != m.incarnation) return;
+        if (const auto* request = std::get_if<remote::Request>(&m.body)) {
+            refuse_revoked(m.participant, it->second, m.seq, request->time);
+        } else if (m.kind() == remote::ToHostKind::leave) {
+            revoked.erase(it);
+        }
+    }
+
     void broadcast_state()
     {
         if (closing) return;
@@ -526,6 +652,28 @@ struct Bridge::Impl {
     {
         static_cast<Impl*>(arg)->post(&Impl::on_matched);
     }
+    // One call per change of one writer: alive_count down is a loss (not
+    // alive, or gone), up from not alive is a renewal; a new writer (up
+    // without a not-alive one) needs nothing.
+    static void on_liveliness_changed(dds_entity_t, const dds_liveliness_changed_status_t st, void* arg)
+    {
+        auto* impl = static_cast<Impl*>(arg);
+        bool alive = false;
+        if (st.alive_count_change < 0) {
+            alive = false;
+        } else if (st.alive_count_change > 0 && st.not_alive_count_change < 0) {
+            alive = true;
+        } else {
+            return;
+        }
+        const dds_instance_handle_t h = st.last_publication_handle;
+        try {
+            impl->exec.post([weak = impl->weak_self, h, alive] {
+                if (auto self = weak.lock()) self->on_liveliness(h, alive);
+            });
+        } catch (const Error&) {
+        }
+    }
 
     remote::RejectionCounts decode_rejections; // loop thread
 };
@@ -536,7 +684,7 @@ void Bridge::Impl::start()
     to_host_topic = detail::create_to_host_topic(pp);
     to_participant_topic = detail::create_to_participant_topic(pp);
 
-    const detail::QosPtr wq = detail::make_remote_qos(config.partition, detail::Side::writer);
+    const detail::QosPtr wq = detail::make_remote_qos(config.partition, detail::Side::writer, config.lease);
     dds_listener_t* wl = dds_create_listener(this);
     dds_lset_publication_matched(wl, &on_publication_matched);
     const dds_entity_t w = dds_create_writer(pp, to_participant_topic.get(), wq.get(), wl);
@@ -546,6 +694,7 @@ void Bridge::Impl::start()
     const detail::QosPtr rq = detail::make_remote_qos(config.partition, detail::Side::reader);
     dds_listener_t* rl = dds_create_listener(this);
     dds_lset_data_available(rl, &on_data_available);
+    dds_lset_liveliness_changed(rl, &on_liveliness_changed);
     const dds_entity_t r = dds_create_reader(pp, to_host_topic.get(), rq.get(), rl);
     dds_delete_listener(rl);
     // Assigned on the loop: drain() reads it there.
@@ -572,11 +721,21 @@ void Bridge::Impl::close()
     while (!remotes.empty()) remove(remotes.begin()->second);
 }
 
+const char* to_string(LostParticipantPolicy policy) noexcept
+{
+    switch (policy) {
+    case LostParticipantPolicy::revoke: return "revoke";
+    case LostParticipantPolicy::pause: return "pause";
+    }
+    return "?";
+}
+
 Bridge::Bridge(SimSyncHandler& handler, std::shared_ptr<Participant> participant, BridgeConfig config,
                Executor executor)
 {
     if (!participant) throw Error(errc::invalid_argument, "Bridge: the participant is null");
     if (config.partition.empty()) throw Error(errc::invalid_argument, "Bridge: the partition is empty");
+    detail::check_lease(config.lease, "Bridge");
     impl_ = std::make_shared<Impl>(handler, std::move(participant), std::move(config));
     if (!executor) {
         impl_->own_loop = std::make_unique<EventLoop>();

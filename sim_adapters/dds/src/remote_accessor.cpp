@@ -38,6 +38,10 @@ struct RemoteState {
     std::optional<remote::Welcome> welcome;
     HandlerState state = HandlerState::running;
     SimTime now{};
+    // The publication handle of the host's writer (from the welcome's sample
+    // info), and whether its liveliness lease expired.
+    dds_instance_handle_t host_writer = 0;
+    bool host_lost = false;
     std::optional<std::uint64_t> waiting_for; // the request whose reply a caller waits for
     std::optional<remote::Grant> reply;
     std::set<std::uint64_t> abandoned; // requests given up on; their replies are dropped
@@ -136,7 +140,7 @@ struct RemoteState {
                 for (dds_return_t i = 0; i < n; ++i) {
                     const auto k = static_cast<std::size_t>(i);
                     if (!infos[k].valid_data) continue;
-                    handle(*static_cast<const simsync_remote_ToParticipant*>(samples[k]));
+                    handle(*static_cast<const simsync_remote_ToParticipant*>(samples[k]), infos[k].publication_handle);
                 }
             }
             changed.notify_all();
@@ -147,7 +151,7 @@ struct RemoteState {
     }
 
     // Under `mutex`.
-    void handle(const simsync_remote_ToParticipant& sample)
+    void handle(const simsync_remote_ToParticipant& sample, dds_instance_handle_t writer_handle)
     {
         auto decoded = remote::decode(wire_of(sample));
         if (!decoded) {
@@ -158,6 +162,7 @@ struct RemoteState {
         if (!inbox.accept(m)) return;
         if (const auto* w = std::get_if<remote::Welcome>(&m.body)) {
             welcome = *w;
+            host_writer = writer_handle;
             if (w->refusal == remote::WelcomeRefusal::none) {
                 state = w->state;
                 now = w->now;
@@ -183,6 +188,24 @@ struct RemoteState {
     }
 
     static void on_data_available(dds_entity_t rd, void* arg) { static_cast<RemoteState*>(arg)->on_data(rd); }
+
+    // The host's writer lost its liveliness (alive count down for its handle):
+    // the host is gone. (A reply that arrived before is still taken, by the
+    // data listener, and answers its request if that has not ended yet.)
+    static void on_liveliness_changed(dds_entity_t, const dds_liveliness_changed_status_t st, void* arg)
+    {
+        if (st.alive_count_change >= 0) return;
+        auto* self = static_cast<RemoteState*>(arg);
+        {
+            std::lock_guard<std::mutex> guard(self->mutex);
+            if (self->host_writer == 0 || st.last_publication_handle != self->host_writer || self->host_lost) return;
+            self->host_lost = true;
+            self->state = HandlerState::stopped;
+            self->end_async(make_error_code(errc::stopped));
+        }
+        self->changed.notify_all();
+        self->run_ready();
+    }
 
     remote::RejectionCounts decode_rejections; // under `mutex`
 
@@ -281,6 +304,7 @@ RemoteAccessor::RemoteAccessor(std::shared_ptr<Participant> participant, std::st
     if (const std::string why = remote::check_name(name); !why.empty()) {
         throw Error(errc::invalid_argument, "RemoteAccessor: " + why);
     }
+    detail::check_lease(config.lease, "RemoteAccessor '" + name + "'");
     if (options.lookahead < SimDuration::zero()) {
         throw Error(errc::invalid_argument, "RemoteAccessor '" + name + "': negative lookahead");
     }
@@ -295,7 +319,7 @@ RemoteAccessor::RemoteAccessor(std::shared_ptr<Participant> participant, std::st
     const dds_entity_t pp = s.participant->native_handle();
     s.to_host_topic = detail::create_to_host_topic(pp);
     s.to_participant_topic = detail::create_to_participant_topic(pp);
-    const detail::QosPtr wq = detail::make_remote_qos(s.config.partition, detail::Side::writer);
+    const detail::QosPtr wq = detail::make_remote_qos(s.config.partition, detail::Side::writer, s.config.lease);
     s.writer = detail::Entity(detail::check(dds_create_writer(pp, s.to_host_topic.get(), wq.get(), nullptr),
                                             "creating the RemoteAccessor's DDS writer"));
     detail::check(dds_set_status_mask(s.writer.get(), DDS_PUBLICATION_MATCHED_STATUS),
@@ -303,6 +327,7 @@ RemoteAccessor::RemoteAccessor(std::shared_ptr<Participant> participant, std::st
     const detail::QosPtr rq = detail::make_remote_qos(s.config.partition, detail::Side::reader);
     dds_listener_t* listener = dds_create_listener(&s);
     dds_lset_data_available(listener, &detail::RemoteState::on_data_available);
+    dds_lset_liveliness_changed(listener, &detail::RemoteState::on_liveliness_changed);
     const dds_entity_t r = dds_create_reader(pp, s.to_participant_topic.get(), rq.get(), listener);
     dds_delete_listener(listener);
     s.reader = detail::Entity(detail::check(r, "creating the RemoteAccessor's DDS reader"));
@@ -503,6 +528,12 @@ bool RemoteAccessor::wait_for_state(HandlerState state, WallClock::duration time
 }
 
 std::uint64_t RemoteAccessor::incarnation() const noexcept { return state_->incarnation; }
+
+bool RemoteAccessor::host_lost() const
+{
+    std::lock_guard<std::mutex> guard(state_->mutex);
+    return state_->host_lost;
+}
 
 remote::RejectionCounts RemoteAccessor::rejections() const
 {

@@ -21,9 +21,19 @@ Entity create_to_participant_topic(dds_entity_t participant)
                         std::string("creating DDS topic '") + kToParticipantTopic + "'"));
 }
 
-QosPtr make_remote_qos(const std::string& partition, Side side)
+void check_lease(WallClock::duration lease, const std::string& what)
+{
+    if (lease <= WallClock::duration::zero()) {
+        throw Error(errc::invalid_argument, what + ": the liveliness lease must be > 0, got " +
+                                                std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(lease).count()) +
+                                                " ns");
+    }
+}
+
+QosPtr make_remote_qos(const std::string& partition, Side side, WallClock::duration lease)
 {
     if (partition.empty()) throw Error(errc::invalid_argument, "the DDS partition of remote participants is empty");
+    if (side == Side::writer) check_lease(lease, "a remote participants' writer");
     Qos q;
     q.reliability = Reliability::reliable;
     q.durability = Durability::volatile_;
@@ -31,7 +41,25 @@ QosPtr make_remote_qos(const std::string& partition, Side side)
     q.max_blocking_time = std::chrono::nanoseconds(kRemoteMaxBlockingNs);
     QosPtr qos = make_qos(q, side);
     dds_qset_partition1(qos.get(), partition.c_str());
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(lease);
+    const bool infinite = side == Side::reader || lease >= WallClock::duration::max() ||
+                          ns.count() >= DDS_INFINITY;
+    dds_qset_liveliness(qos.get(), DDS_LIVELINESS_AUTOMATIC, infinite ? DDS_INFINITY : ns.count());
     return qos;
+}
+
+std::optional<WallClock::duration> offered_lease(dds_entity_t reader, dds_instance_handle_t writer)
+{
+    dds_builtintopic_endpoint_t* ep = dds_get_matched_publication_data(reader, writer);
+    if (!ep) return std::nullopt;
+    std::optional<WallClock::duration> lease;
+    dds_liveliness_kind_t kind{};
+    dds_duration_t d = DDS_INFINITY;
+    if (ep->qos && dds_qget_liveliness(ep->qos, &kind, &d) && d != DDS_INFINITY) {
+        lease = std::chrono::duration_cast<WallClock::duration>(std::chrono::nanoseconds(d));
+    }
+    dds_builtintopic_free_endpoint(ep);
+    return lease;
 }
 
 std::uint64_t random_incarnation()

@@ -42,7 +42,8 @@ RemoteHostSettings parse_remote_host(const ConfigNode& node)
 {
     RemoteHostSettings s;
     if (node.is_null()) return s;
-    node.allow_only({"domain", "network", "interface", "peers", "tag", "partition", "expect", "join_timeout"});
+    node.allow_only(
+        {"domain", "network", "interface", "peers", "tag", "partition", "expect", "join_timeout", "lease", "on_lost"});
     detail::read_domain_keys(node, s.domain);
     if (auto n = node.find("partition")) s.partition = read_partition(*n);
     if (auto n = node.find("expect")) {
@@ -54,7 +55,21 @@ RemoteHostSettings parse_remote_host(const ConfigNode& node)
         }
     }
     if (auto n = node.find("join_timeout")) s.join_timeout = read_timeout(*n);
+    if (auto n = node.find("lease")) s.lease = read_timeout(*n);
+    if (auto n = node.find("on_lost")) {
+        s.on_lost = n->as_choice({"revoke", "pause"}) == "pause" ? LostParticipantPolicy::pause
+                                                                  : LostParticipantPolicy::revoke;
+    }
     return s;
+}
+
+BridgeConfig RemoteHostSettings::bridge_config() const
+{
+    BridgeConfig c;
+    c.partition = partition;
+    c.lease = lease;
+    c.on_lost = on_lost;
+    return c;
 }
 
 void register_remote_section(ScenarioExtensions& extensions)
@@ -66,7 +81,7 @@ RemoteParticipantSettings parse_remote_participant(const ConfigNode& node)
 {
     RemoteParticipantSettings s;
     node.allow_only({"name", "domain", "network", "interface", "peers", "tag", "partition", "kind", "mode", "priority",
-                     "first_request", "lookahead", "join_timeout"});
+                     "first_request", "lookahead", "join_timeout", "lease"});
     s.name = read_name(node.at("name"));
     detail::read_domain_keys(node, s.domain);
     if (auto n = node.find("partition")) s.config.partition = read_partition(*n);
@@ -86,6 +101,7 @@ RemoteParticipantSettings parse_remote_participant(const ConfigNode& node)
     if (auto n = node.find("first_request")) s.options.first_request = SimTime{SimDuration{n->as_duration()}};
     if (auto n = node.find("lookahead")) s.options.lookahead = SimDuration{n->as_duration()};
     if (auto n = node.find("join_timeout")) s.config.join_timeout = read_timeout(*n);
+    if (auto n = node.find("lease")) s.config.lease = read_timeout(*n);
     return s;
 }
 

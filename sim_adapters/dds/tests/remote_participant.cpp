@@ -8,16 +8,34 @@
 //   joined <name> step_ns=<dt> now_ns=<t> state=<state>
 //   grant <requested_ns> <granted_ns> <sequence> <payload bytes>
 //   refused <requested_ns> <error>
+//   holding <granted_ns> <sequence>     (--hold-at)
+//   stalled <bound_ns>                  (--stall-after)
 //   done
 // Exit status 0 after `--count` grants (or a refusal that ends it: stopped),
 // 1 if it could not join, 2 for bad options.
+//
+// For the liveness tests, it can stand still where a test then kills it:
+// `--hold-at K` keeps its K-th access (1-based) held and sleeps until killed
+// (with `--hold-until-input`: until a line on stdin, then goes on); `--stall-after
+// K` releases its K-th access declaring its next request (a lockstep
+// participant's bound then holds time) and sleeps instead of asking. `--lease-ms`
+// is its writer's liveliness lease (RemoteAccessorConfig::lease).
+//
+// `--host` makes it the other side instead: a paused SimSyncHandler (1 ms step)
+// with a Bridge whose writer offers `--lease-ms`; it prints
+//   hosting <bridge incarnation>
+// and stands still until killed (a test of what participants do when their
+// host dies). `--name` is then unused.
 
+#include <simsync/dds/bridge.hpp>
 #include <simsync/dds/remote_accessor.hpp>
+#include <simsync/simsync.hpp>
 #include <simsync/error.hpp>
 
 #include <boost/program_options.hpp>
 
 #include <chrono>
+#include <thread>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -44,22 +62,32 @@ int main(int argc, char** argv)
     std::int64_t lookahead_ns = 0;
     std::uint64_t count = 0;
     double join_timeout_s = 0;
+    std::int64_t lease_ms = 0;
+    std::uint64_t hold_at = 0;
+
+    std::uint64_t stall_after = 0;
     po::options_description options("simsync_remote_participant: a remote participant for tests");
     options.add_options()
         ("help", "this text")
+        ("host", "be a host (a Bridge on a paused handler) instead of a participant")
         ("domain", po::value(&domain)->required(), "DDS domain id (loopback network)")
         ("tag", po::value(&tag)->default_value(""), "Cyclone discovery tag")
         ("interface", po::value(&interface)->default_value(""), "network interface (name or address); empty: loopback")
         ("peer", po::value(&peers)->composing(), "a unicast discovery peer (repeatable)")
         ("partition", po::value(&partition)->default_value("simsync"), "DDS partition")
-        ("name", po::value(&name)->required(), "the participant's name")
+        ("name", po::value(&name)->default_value(""), "the participant's name")
         ("kind", po::value(&kind)->default_value("lockstep"), "lockstep or free")
         ("priority", po::value(&priority)->default_value(0), "order at one instant")
         ("first-ns", po::value(&first_ns)->default_value(0), "the first request, ns")
         ("period-ns", po::value(&period_ns)->default_value(1'000'000), "between requests, ns")
         ("lookahead-ns", po::value(&lookahead_ns)->default_value(0), "lockstep lookahead, ns")
         ("count", po::value(&count)->default_value(10), "number of grants")
-        ("join-timeout", po::value(&join_timeout_s)->default_value(20.0), "seconds to wait for the host");
+        ("join-timeout", po::value(&join_timeout_s)->default_value(20.0), "seconds to wait for the host")
+        ("lease-ms", po::value(&lease_ms)->default_value(1000), "liveliness lease of its writer, ms")
+        ("hold-at", po::value(&hold_at)->default_value(0), "keep the K-th access held and sleep (0: never)")
+        ("hold-until-input", "with --hold-at: hold it until a line (or the end) on stdin, then go on")
+        ("stall-after", po::value(&stall_after)->default_value(0),
+         "after releasing the K-th access (declaring the next request), sleep instead of asking (0: never)");
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, options), vm);
@@ -70,6 +98,8 @@ int main(int argc, char** argv)
         po::notify(vm);
         if (kind != "lockstep" && kind != "free") throw po::error("--kind must be lockstep or free");
         if (period_ns <= 0) throw po::error("--period-ns must be > 0");
+        if (lease_ms <= 0) throw po::error("--lease-ms must be > 0");
+        if (!vm.count("host") && name.empty()) throw po::error("--name is required");
     } catch (const po::error& e) {
         std::cerr << "simsync_remote_participant: " << e.what() << "\n" << options << "\n";
         return 2;
@@ -83,6 +113,18 @@ int main(int argc, char** argv)
         dc.peers.insert(dc.peers.end(), peers.begin(), peers.end());
         dc.tag = tag;
         auto participant = sd::Participant::create(dc);
+        if (vm.count("host")) {
+            simsync::CountingWorld world;
+            simsync::SimSyncHandler handler(world, {.step = std::chrono::milliseconds(1), .start_paused = true});
+            sd::BridgeConfig bc;
+            bc.partition = partition;
+            bc.lease = std::chrono::milliseconds(lease_ms);
+            sd::Bridge bridge(handler, participant, bc);
+            std::printf("hosting %llu\n", static_cast<unsigned long long>(bridge.incarnation()));
+            std::fflush(stdout);
+            std::this_thread::sleep_for(std::chrono::minutes(5));
+            return 3;
+        }
         simsync::AccessorOptions ao;
         ao.kind = kind == "lockstep" ? simsync::AccessorKind::lockstep : simsync::AccessorKind::free;
         ao.priority = priority;
@@ -91,6 +133,9 @@ int main(int argc, char** argv)
         sd::RemoteAccessorConfig rc;
         rc.partition = partition;
         rc.join_timeout = std::chrono::duration_cast<simsync::WallClock::duration>(std::chrono::duration<double>(join_timeout_s));
+        rc.lease = std::chrono::milliseconds(lease_ms);
+        // Stands still until the test kills it (bounded, should nobody do so).
+        const auto stand_still = [] { std::this_thread::sleep_for(std::chrono::minutes(5)); };
         std::unique_ptr<sd::RemoteAccessor> accessor;
         try {
             accessor = std::make_unique<sd::RemoteAccessor>(participant, name, ao, rc);
@@ -122,9 +167,26 @@ int main(int argc, char** argv)
                         static_cast<long long>(a.granted_time().time_since_epoch().count()),
                         static_cast<unsigned long long>(a.sequence()), payload.c_str());
             std::fflush(stdout);
+            if (granted == hold_at) {
+                std::printf("holding %lld %llu\n", static_cast<long long>(a.granted_time().time_since_epoch().count()),
+                            static_cast<unsigned long long>(a.sequence()));
+                std::fflush(stdout);
+                if (!vm.count("hold-until-input")) {
+                    stand_still();
+                    return 3;
+                }
+                std::string line;
+                std::getline(std::cin, line);
+            }
             const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(commands.data()), commands.size());
             if (granted < count) {
                 a.release(t + simsync::SimDuration{period_ns}, bytes);
+                if (granted == stall_after) {
+                    std::printf("stalled %lld\n", static_cast<long long>((t + simsync::SimDuration{period_ns}).time_since_epoch().count()));
+                    std::fflush(stdout);
+                    stand_still();
+                    return 3;
+                }
             } else {
                 a.release(bytes);
             }

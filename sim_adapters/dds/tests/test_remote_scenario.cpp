@@ -57,7 +57,9 @@ TEST_CASE("RemoteScenario.Host.EveryKeyRead")
                                                  "  tag: lab-a\n"
                                                  "  partition: lab\n"
                                                  "  expect: [controller, camera]\n"
-                                                 "  join_timeout: 2.5s\n",
+                                                 "  join_timeout: 2.5s\n"
+                                                 "  lease: 300ms\n"
+                                                 "  on_lost: pause\n",
                                                  "remote.yaml");
     const sd::RemoteHostSettings s = sd::parse_remote_host(root.at("remote"));
     CHECK(s.domain.id == 7);
@@ -67,11 +69,19 @@ TEST_CASE("RemoteScenario.Host.EveryKeyRead")
     CHECK(s.partition == "lab");
     CHECK(s.expect == std::vector<std::string>{"controller", "camera"});
     CHECK(s.join_timeout == 2500ms);
+    CHECK(s.lease == 300ms);
+    CHECK(s.on_lost == sd::LostParticipantPolicy::pause);
+    const sd::BridgeConfig bc = s.bridge_config();
+    CHECK(bc.partition == "lab");
+    CHECK(bc.lease == 300ms);
+    CHECK(bc.on_lost == sd::LostParticipantPolicy::pause);
     // Every key is optional.
     const sd::RemoteHostSettings d = sd::parse_remote_host(simsync::ConfigNode::parse("remote: {}\n", "r.yaml").at("remote"));
     CHECK(d.partition == "simsync");
     CHECK(d.expect.empty());
     CHECK(d.join_timeout == 60s);
+    CHECK(d.lease == 1s);
+    CHECK(d.on_lost == sd::LostParticipantPolicy::revoke);
 }
 
 TEST_CASE("RemoteScenario.Host.ErrorsNameTheFileLineColumnAndKey")
@@ -86,7 +96,9 @@ TEST_CASE("RemoteScenario.Host.ErrorsNameTheFileLineColumnAndKey")
     CHECK(host_error("remote:\n  join_timeout: 0s\n").rfind("remote.yaml:2:17: remote.join_timeout: expected a "
                                                             "duration above 0",
                                                             0) == 0);
-    CHECK(host_error("remote:\n  lease: 1s\n").find("remote.yaml:2:3") == 0);
+    CHECK(host_error("remote:\n  leases: 1s\n").find("remote.yaml:2:3") == 0);
+    CHECK(host_error("remote:\n  on_lost: ignore\n").find("remote.yaml:2:12: remote.on_lost") == 0);
+    CHECK(host_error("remote:\n  lease: 0ms\n").find("remote.yaml:2:10: remote.lease: expected a duration above 0") == 0);
     CHECK(host_error("remote:\n  expect: ['']\n").find("remote.yaml:2:12: remote.expect[0]: expected a participant name") == 0);
 }
 
@@ -120,7 +132,8 @@ TEST_CASE("RemoteScenario.Participant.EveryKeyReadAndNameRequired")
                                                  "  priority: -2\n"
                                                  "  first_request: 20ms\n"
                                                  "  lookahead: 5ms\n"
-                                                 "  join_timeout: 3s\n",
+                                                 "  join_timeout: 3s\n"
+                                                 "  lease: 2s\n",
                                                  "p.yaml");
     const sd::RemoteParticipantSettings s = sd::parse_remote_participant(root.at("participant"));
     CHECK(s.name == "controller");
@@ -132,6 +145,7 @@ TEST_CASE("RemoteScenario.Participant.EveryKeyReadAndNameRequired")
     CHECK(s.options.first_request == simsync::sim_time(20ms));
     CHECK(s.options.lookahead == 5ms);
     CHECK(s.config.join_timeout == 3s);
+    CHECK(s.config.lease == 2s);
     CHECK(participant_error("participant:\n  domain: 1\n").rfind("remote.yaml:2:3: participant.name", 0) == 0);
     CHECK(participant_error("participant:\n  name: c\n  kind: sometimes\n").rfind("remote.yaml:3:9: participant.kind", 0) ==
           0);
@@ -164,10 +178,10 @@ TEST_CASE("RemoteScenario.Start.TogetherOnceAllExpectedHaveJoined" * doctest::ti
 
     // Each participant waits for the start, then asks for 5 steps.
     std::vector<std::vector<simsync::SimTime>> granted(3);
-    std::vector<bool> started(3, false);
+    std::vector<int> started(3, 0); // not vector<bool>: its bits share words across threads
     std::vector<std::thread> threads;
     auto run = [&](std::size_t i, std::unique_ptr<sd::RemoteAccessor> me) {
-        started[i] = me->wait_for_state(simsync::HandlerState::running, 60s);
+        started[i] = me->wait_for_state(simsync::HandlerState::running, 60s) ? 1 : 0;
         for (int k = 1; k <= 5 && started[i]; ++k) {
             sd::RemoteAccess a = me->request_access(simsync::sim_time(k * 1ms));
             if (!a) break;

@@ -28,10 +28,44 @@ struct RemoteParticipantInfo {
     std::uint64_t incarnation = 0;
 };
 
+/// What a Bridge does when a remote participant's liveliness lease expires
+/// (its process died, or the link to it is lost, or it is stopped in a
+/// debugger longer than its lease).
+enum class LostParticipantPolicy {
+    /// Revoke it: its pending request is withdrawn, its held access released and
+    /// its registration removed (a lockstep bound is lifted), as
+    /// SimSyncHandler::revoke does; the simulation goes on without it. A
+    /// restarted participant of the same name joins again as a new one.
+    revoke,
+    /// Pause the handler and keep the participant registered (what it holds, it
+    /// still holds): an operator decides. It may resume (if the participant
+    /// comes back, e.g. from a debugger: its lease is then renewed), revoke it
+    /// (SimSyncHandler::revoke), or start the participant again: a new
+    /// incarnation of a lost participant's name replaces it (the old one is
+    /// deregistered, its access released) instead of being refused as a
+    /// duplicate; then resume.
+    pause,
+};
+const char* to_string(LostParticipantPolicy policy) noexcept;
+
 /// Configuration of a Bridge. A value type.
 struct BridgeConfig {
     /// The DDS partition; participants must use the same one.
     std::string partition = remote::kPartition;
+    /// The liveliness lease the Bridge's writer offers (DDS automatic
+    /// liveliness, asserted by Cyclone for as long as this process runs and its
+    /// link works): a participant that hears nothing from this host for that
+    /// long ends its pending request `stopped` and refuses later ones. Must be
+    /// > 0; WallClock::duration::max() is infinite (never detected).
+    /// A participant's own lease is its RemoteAccessorConfig::lease.
+    WallClock::duration lease = std::chrono::seconds(1);
+    /// What to do when a participant's lease expires; done on the Bridge's loop
+    /// thread, within the lease (from the participant's last traffic) plus a
+    /// margin for Cyclone's lease check and one loop job. In every case the
+    /// handler's diagnostics get, on that thread, an accessor_ended Diagnostic
+    /// naming the participant (`accessor`), the reason (`reason` = timed_out:
+    /// its lease expired) and what was done (`message`).
+    LostParticipantPolicy on_lost = LostParticipantPolicy::revoke;
     /// Fills a grant's payload (observations), at most remote::kMaxPayload bytes.
     /// Called on the Bridge's loop thread inside the participant's access, at the
     /// granted instant (the world is protected). A throw or an oversized payload
@@ -57,12 +91,22 @@ struct BridgeStats {
     /// at the granted instant for a lockstep participant.
     std::uint64_t withdrawn_grants = 0;
     std::uint64_t leaves = 0;
+    /// Participants whose liveliness lease expired while registered (each
+    /// handled per BridgeConfig::on_lost).
+    std::uint64_t lost = 0;
+    /// Lost participants heard from again while still registered (policy
+    /// pause: back from a debugger or a network outage): their lease was
+    /// renewed, or a message of theirs arrived.
+    std::uint64_t regained = 0;
+    /// Lost participants (policy pause) replaced by a new incarnation of their name.
+    std::uint64_t replaced = 0;
     std::uint64_t payload_failures = 0;   ///< a payload callback threw or returned too much
     std::uint64_t protocol_errors = 0;    ///< in-order messages that make no sense (a release without an access, a second request)
     std::uint64_t write_failures = 0;     ///< dds_write refused a message
     /// Messages (a welcome, and what followed it) held back until the writer
     /// had matched the participant's reader: discovery was still under way when
-    /// the announce arrived.
+    /// the announce arrived, or a lost participant's reader was dropped and not
+    /// yet rediscovered.
     std::uint64_t held_for_discovery = 0;
     /// Samples dropped before acting on them, by reason (malformed, unknown,
     /// duplicate, out of order, ...).
@@ -84,7 +128,24 @@ struct BridgeStats {
 /// A second participant announcing a name that is registered (by another
 /// participant or a local accessor) gets a welcome refusing it (duplicate_name).
 ///
-/// Topics, QoS and the sequence of a grant: sim_adapters/dds/README.md.
+/// Liveness is apart from progress. A participant that is slow (it holds its
+/// access long, or its lockstep bound holds time) is waited for, as a local
+/// accessor is: it is registered under its own name, so the handler's
+/// Snapshot::waiting_for and a status line built on it name it. A participant
+/// whose process dies or whose link is lost is detected by DDS liveliness:
+/// its writer offers a lease (RemoteAccessorConfig::lease, 1 s by default),
+/// Cyclone renews it while the process runs, and when no traffic arrives for
+/// the lease the Bridge's reader gets DDS_LIVELINESS_CHANGED for that writer
+/// (mapped to the participant by the publication handle of its announce). The
+/// Bridge then acts per BridgeConfig::on_lost (revoke, or pause the handler)
+/// on its loop's thread and reports it (handler.report). Bound: the lease plus
+/// a margin for Cyclone's lease check and the loop (tens of milliseconds on
+/// an idle machine; the tests allow seconds on a loaded one). A participant
+/// stopped in a debugger longer than its lease is indistinguishable from a
+/// dead one (the known false alarm): give it a lease longer than the pauses
+/// you expect, or use the pause policy. See README.md, "Liveness".
+///
+/// Topics, QoS, the sequence of a grant, liveness: docs/remote.md.
 ///
 /// Copy/move: neither. Thread safety: every member from any thread except the
 /// destructor (not from the loop's thread, nor from a callback). Destruction

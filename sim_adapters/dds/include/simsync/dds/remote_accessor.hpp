@@ -27,6 +27,14 @@ struct RemoteAccessorConfig {
     std::string partition = remote::kPartition;
     /// How long the constructor waits for a host to match and welcome it.
     WallClock::duration join_timeout = std::chrono::seconds(10);
+    /// The liveliness lease its writer offers (DDS automatic liveliness,
+    /// asserted by Cyclone for as long as this process runs and its link
+    /// works): when the host hears nothing from it for that long, the host's
+    /// Bridge takes it for lost and acts per BridgeConfig::on_lost (revoke it,
+    /// or pause the simulation). Must be > 0; WallClock::duration::max() is
+    /// infinite (never taken for lost). A process that may stand still longer
+    /// (stopped in a debugger) needs a longer lease, or the host's pause policy.
+    WallClock::duration lease = std::chrono::seconds(1);
 };
 
 class RemoteAccess;
@@ -123,6 +131,13 @@ private:
 /// incarnation, the host that welcomed it, in order); what fails is dropped and
 /// counted (`rejections`).
 ///
+/// Liveness: its writer offers RemoteAccessorConfig::lease (see there); in
+/// turn it watches the lease of the host's writer (BridgeConfig::lease): when
+/// the host's process dies or the link to it is lost, a pending request ends
+/// `stopped`, state() becomes stopped, host_lost() true, and later requests
+/// return `stopped` at once (nothing hangs on a host that is gone). A
+/// participant the host has revoked must be constructed again to rejoin.
+///
 /// A request that ends on this side (timeout, stop_token) withdraws it at the
 /// host; if the host had granted it already, the access is released at once,
 /// declaring its granted time as the next request's (so a lockstep participant
@@ -136,8 +151,8 @@ private:
 class RemoteAccessor {
 public:
     /// Joins the host (see the class comment).
-    /// @throws simsync::Error: invalid_argument for a bad name (remote::check_name)
-    ///         or a null participant; duplicate_name if the host refuses the name
+    /// @throws simsync::Error: invalid_argument for a bad name (remote::check_name),
+    ///         a null participant or a lease <= 0; duplicate_name if the host refuses the name
     ///         (its text says why); timed_out if no host matched or answered
     ///         within `config.join_timeout`; invalid_state if the host refused it
     ///         otherwise or Cyclone refuses an entity.
@@ -181,6 +196,9 @@ public:
     /// already known to be), or `timeout` passes. @return whether it is.
     bool wait_for_state(HandlerState state, WallClock::duration timeout) const;
     std::uint64_t incarnation() const noexcept;
+    /// True once the liveliness lease of the host that welcomed it expired
+    /// (the host's process died or the link is lost); state() is then stopped.
+    bool host_lost() const;
     /// Samples dropped, by reason.
     remote::RejectionCounts rejections() const;
     /// Blocks until at least `total` samples have been dropped in all, or

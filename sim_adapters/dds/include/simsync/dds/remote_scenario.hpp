@@ -41,6 +41,13 @@ struct RemoteHostSettings {
     std::vector<std::string> expect;
     /// How long start_together waits for them.
     WallClock::duration join_timeout = std::chrono::seconds(60);
+    /// BridgeConfig::lease and BridgeConfig::on_lost.
+    WallClock::duration lease = std::chrono::seconds(1);
+    LostParticipantPolicy on_lost = LostParticipantPolicy::revoke;
+
+    /// A BridgeConfig with the partition, lease and policy read here (the
+    /// payload callbacks are the program's).
+    BridgeConfig bridge_config() const;
 };
 
 /// Reads a `remote:` section. Every key is optional.
@@ -54,6 +61,8 @@ struct RemoteHostSettings {
 ///   partition: simsync             # the DDS partition (default simsync)
 ///   expect: [controller, camera]   # start when these have joined
 ///   join_timeout: 30s              # how long to wait for them (default 60 s)
+///   lease: 1s                      # the host's liveliness lease (default 1 s)
+///   on_lost: revoke                # revoke (default) | pause: a participant whose lease expired
 /// @endcode
 /// @throws ConfigError naming file:line:column and the key of the first bad
 ///         value (an unknown key, a domain id above 232, an empty or repeated
@@ -72,7 +81,7 @@ struct RemoteParticipantSettings {
     DomainConfig domain;
     std::string name;
     AccessorOptions options;
-    /// partition and join_timeout.
+    /// partition, join_timeout and lease.
     RemoteAccessorConfig config;
 };
 
@@ -88,6 +97,7 @@ struct RemoteParticipantSettings {
 ///   first_request: 0ms             # a lockstep participant holds time here from joining
 ///   lookahead: 0ms                 # holds time at its release + lookahead
 ///   join_timeout: 10s              # how long to wait for the host's welcome
+///   lease: 1s                      # its liveliness lease (default 1 s)
 /// @endcode
 /// @throws ConfigError naming file:line:column and the key of the first bad value.
 RemoteParticipantSettings parse_remote_participant(const ConfigNode& node);
