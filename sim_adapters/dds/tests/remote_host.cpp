@@ -10,6 +10,8 @@
 //   done grants=<n> releases=<n> leaves=<n> rejected=<n>
 // Exit status 0 when every participant left, 1 on a timeout, 2 for bad options.
 
+#include "test_programs.hpp"
+
 #include <simsync/dds/bridge.hpp>
 #include <simsync/dds/remote_scenario.hpp>
 #include <simsync/simsync.hpp>
@@ -55,12 +57,7 @@ int main(int argc, char** argv)
         return 2;
     }
     try {
-        sd::DomainConfig dc = interface.empty() ? sd::DomainConfig::loopback(domain) : sd::DomainConfig{};
-        dc.id = domain;
-        if (!interface.empty()) dc.interface = interface;
-        dc.peers.insert(dc.peers.end(), peers.begin(), peers.end());
-        dc.tag = tag;
-        auto participant = sd::Participant::create(dc);
+        auto participant = sd::Participant::create(sd::test_programs::domain_of(domain, interface, peers, tag));
         simsync::CountingWorld world;
         simsync::SimSyncHandler handler(world, {.step = std::chrono::milliseconds(1), .start_paused = true});
         const auto timeout = std::chrono::duration_cast<simsync::WallClock::duration>(std::chrono::duration<double>(timeout_s));

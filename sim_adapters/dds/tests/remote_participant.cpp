@@ -28,6 +28,8 @@
 // host dies). `--name` is then unused.
 
 #include <simsync/dds/bridge.hpp>
+#include "test_programs.hpp"
+
 #include <simsync/dds/remote_accessor.hpp>
 #include <simsync/simsync.hpp>
 #include <simsync/error.hpp>
@@ -106,13 +108,7 @@ int main(int argc, char** argv)
     }
 
     try {
-        // Loopback unless an interface is named (the network-namespace test).
-        sd::DomainConfig dc = interface.empty() ? sd::DomainConfig::loopback(domain) : sd::DomainConfig{};
-        dc.id = domain;
-        if (!interface.empty()) dc.interface = interface;
-        dc.peers.insert(dc.peers.end(), peers.begin(), peers.end());
-        dc.tag = tag;
-        auto participant = sd::Participant::create(dc);
+        auto participant = sd::Participant::create(sd::test_programs::domain_of(domain, interface, peers, tag));
         if (vm.count("host")) {
             simsync::CountingWorld world;
             simsync::SimSyncHandler handler(world, {.step = std::chrono::milliseconds(1), .start_paused = true});
