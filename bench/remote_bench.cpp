@@ -19,8 +19,11 @@
 // Both kinds are timed the same way, from outside the exchange: the child that
 // drives the loop stamps the steady clock before each request and after its
 // answer, and reports the per-step durations after a warm-up.
+// Every variant runs twice per repetition: with idle CPUs halting (the
+// machine as it comes) and, where /dev/cpu_dma_latency can be written (root),
+// with idle CPUs polling; each is compared with the raw run in its own state.
 //
-// Usage: bench_remote [--quick] [--json PATH] (--help for all options)
+// Usage: bench_remote [--quick] [--idle halt|both] [--json PATH] (--help for all)
 
 #include "dds_testing.hpp"
 #include "report.hpp"
@@ -33,6 +36,7 @@
 #include <dds/version.h>
 #include <simsync_dds_idl/remote.h>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -40,9 +44,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -86,6 +93,47 @@ void check(dds_entity_t e, const char* what)
     if (e < 0) throw std::runtime_error(std::string("bench_remote: cannot create ") + what + ": " + dds_strretcode(e));
 }
 
+// The raw exchange's topics and endpoints, on either side: the child writes
+// pings and reads pongs, the host the reverse, answering from `on_data` (a
+// data-available listener whose argument is this object, writer set).
+struct RawEndpoints {
+    enum class Side { child, host };
+    dds_entity_t ping_topic = 0;
+    dds_entity_t pong_topic = 0;
+    dds_entity_t writer = 0;
+    dds_entity_t reader = 0;
+
+    RawEndpoints(dds_entity_t pp, Side side, dds_on_data_available_fn on_data)
+    {
+        ping_topic = dds_create_topic(pp, &simsync_remote_ToHost_desc, kPingTopic, nullptr, nullptr);
+        check(ping_topic, "the ping topic");
+        pong_topic = dds_create_topic(pp, &simsync_remote_ToParticipant_desc, kPongTopic, nullptr, nullptr);
+        check(pong_topic, "the pong topic");
+        const bool child = side == Side::child;
+        dds_qos_t* wq = raw_qos(true);
+        dds_qos_t* rq = raw_qos(false);
+        writer = dds_create_writer(pp, child ? ping_topic : pong_topic, wq, nullptr);
+        dds_listener_t* listener = on_data ? dds_create_listener(this) : nullptr;
+        if (listener) dds_lset_data_available(listener, on_data);
+        // The writer exists before a listener can answer with it.
+        if (writer >= 0) reader = dds_create_reader(pp, child ? pong_topic : ping_topic, rq, listener);
+        if (listener) dds_delete_listener(listener);
+        dds_delete_qos(wq);
+        dds_delete_qos(rq);
+        check(writer, child ? "the ping writer" : "the pong writer");
+        check(reader, child ? "the pong reader" : "the ping reader");
+    }
+    ~RawEndpoints()
+    {
+        dds_delete(reader);
+        dds_delete(writer);
+        dds_delete(ping_topic);
+        dds_delete(pong_topic);
+    }
+    RawEndpoints(const RawEndpoints&) = delete;
+    RawEndpoints& operator=(const RawEndpoints&) = delete;
+};
+
 bool wait_matched(dds_entity_t writer, dds_entity_t reader, WallClock::duration patience)
 {
     const WallTime deadline = WallClock::now() + patience;
@@ -120,6 +168,44 @@ std::vector<double> parse_result(const std::string& line)
 
 double to_us(WallClock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
+// The two idle states the variants run in. A vCPU with nothing to run halts,
+// and waking it again costs tens of microseconds on this VM: a round trip
+// between two processes pays at least two such wake-ups, which dominates it.
+enum class IdleState { halt, polling };
+
+// Keeps idle CPUs polling instead of halting while it lives: a PM QoS request
+// of 0 us exit latency on /dev/cpu_dma_latency, which the kernel drops when
+// the file is closed (so an aborted run leaves the machine as it was).
+class IdlePolling {
+public:
+    IdlePolling()
+    {
+        fd_ = ::open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+        if (fd_ < 0) {
+            why_ = std::string("/dev/cpu_dma_latency: ") + std::strerror(errno);
+            return;
+        }
+        const std::int32_t zero = 0;
+        if (::write(fd_, &zero, sizeof zero) != static_cast<ssize_t>(sizeof zero)) {
+            why_ = std::string("writing /dev/cpu_dma_latency: ") + std::strerror(errno);
+            ::close(fd_);
+            fd_ = -1;
+        }
+    }
+    ~IdlePolling()
+    {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    IdlePolling(const IdlePolling&) = delete;
+    IdlePolling& operator=(const IdlePolling&) = delete;
+    bool held() const noexcept { return fd_ >= 0; }
+    const std::string& why() const noexcept { return why_; }
+
+private:
+    int fd_ = -1;
+    std::string why_;
+};
+
 // ------------------------------------------------------------ child processes
 
 sd::DomainConfig child_domain(std::uint32_t domain, const std::string& tag)
@@ -133,19 +219,9 @@ int run_raw_child(std::uint32_t domain, const std::string& tag, int warmup, int 
 {
     auto participant = sd::Participant::create(child_domain(domain, tag));
     const dds_entity_t pp = participant->native_handle();
-    const dds_entity_t ping_topic = dds_create_topic(pp, &simsync_remote_ToHost_desc, kPingTopic, nullptr, nullptr);
-    const dds_entity_t pong_topic =
-        dds_create_topic(pp, &simsync_remote_ToParticipant_desc, kPongTopic, nullptr, nullptr);
-    check(ping_topic, "the ping topic");
-    check(pong_topic, "the pong topic");
-    dds_qos_t* wq = raw_qos(true);
-    dds_qos_t* rq = raw_qos(false);
-    const dds_entity_t writer = dds_create_writer(pp, ping_topic, wq, nullptr);
-    const dds_entity_t reader = dds_create_reader(pp, pong_topic, rq, nullptr);
-    dds_delete_qos(wq);
-    dds_delete_qos(rq);
-    check(writer, "the ping writer");
-    check(reader, "the pong reader");
+    RawEndpoints raw(pp, RawEndpoints::Side::child, nullptr);
+    const dds_entity_t writer = raw.writer;
+    const dds_entity_t reader = raw.reader;
     if (!wait_matched(writer, reader, 60s)) {
         std::fprintf(stderr, "bench_remote: the raw child did not match the host\n");
         return 1;
@@ -238,25 +314,9 @@ std::vector<double> collect(sd::testing::ChildProcess& child, const char* what)
 Run raw_run(const std::string& self, const sd::testing::DomainLease& lease,
             const std::shared_ptr<sd::Participant>& participant, int warmup, int steps)
 {
-    const dds_entity_t pp = participant->native_handle();
-    const dds_entity_t ping_topic = dds_create_topic(pp, &simsync_remote_ToHost_desc, kPingTopic, nullptr, nullptr);
-    const dds_entity_t pong_topic =
-        dds_create_topic(pp, &simsync_remote_ToParticipant_desc, kPongTopic, nullptr, nullptr);
-    check(ping_topic, "the ping topic");
-    check(pong_topic, "the pong topic");
-    dds_qos_t* wq = raw_qos(true);
-    dds_qos_t* rq = raw_qos(false);
-    const dds_entity_t writer = dds_create_writer(pp, pong_topic, wq, nullptr);
-    check(writer, "the pong writer");
     // Answers on Cyclone's receiving thread: the shortest path there is.
-    struct Echo {
-        dds_entity_t writer;
-    };
-    static Echo echo; // the listener's argument; one raw run at a time
-    echo.writer = writer;
-    dds_listener_t* listener = dds_create_listener(&echo);
-    dds_lset_data_available(listener, [](dds_entity_t reader, void* arg) {
-        const auto* e = static_cast<const Echo*>(arg);
+    const RawEndpoints raw(participant->native_handle(), RawEndpoints::Side::host, [](dds_entity_t reader, void* arg) {
+        const auto* endpoints = static_cast<const RawEndpoints*>(arg);
         void* samples[8] = {};
         dds_sample_info_t infos[8];
         const dds_return_t n = dds_take(reader, samples, infos, 8, 8);
@@ -264,15 +324,10 @@ Run raw_run(const std::string& self, const sd::testing::DomainLease& lease,
             if (!infos[i].valid_data) continue;
             simsync_remote_ToParticipant pong{};
             pong.ref = static_cast<const simsync_remote_ToHost*>(samples[i])->seq;
-            dds_write(e->writer, &pong);
+            dds_write(endpoints->writer, &pong);
         }
         if (n > 0) dds_return_loan(reader, samples, n);
     });
-    const dds_entity_t reader = dds_create_reader(pp, ping_topic, rq, listener);
-    dds_delete_listener(listener);
-    dds_delete_qos(wq);
-    dds_delete_qos(rq);
-    check(reader, "the ping reader");
     Run run;
     {
         sd::testing::ChildProcess child([&] {
@@ -282,10 +337,6 @@ Run raw_run(const std::string& self, const sd::testing::DomainLease& lease,
         }());
         run.us = collect(child, "the raw child");
     }
-    dds_delete(reader);
-    dds_delete(writer);
-    dds_delete(ping_topic);
-    dds_delete(pong_topic);
     return run;
 }
 
@@ -331,12 +382,16 @@ int main(int argc, char** argv)
     std::string child_name;
     int warmup = 0;
     int steps = 0;
+    std::string idle = "both";
     cli.add()("child-domain", po::value(&child_domain_id), "internal: run as a child on this domain id")(
         "child-tag", po::value(&child_tag), "internal: the child's discovery tag")(
         "child-role", po::value(&child_role), "internal: raw or simsync")(
         "child-name", po::value(&child_name), "internal: the participant's name")(
         "warmup", po::value(&warmup)->default_value(0), "steps before the measured ones (default: by --quick)")(
-        "steps", po::value(&steps)->default_value(0), "measured steps per run (default: by --quick)");
+        "steps", po::value(&steps)->default_value(0), "measured steps per run (default: by --quick)")(
+        "idle", po::value(&idle)->default_value("both"),
+        "idle states of the CPUs to run in: halt (as the machine comes), or both (also with idle CPUs polling, "
+        "which needs write access to /dev/cpu_dma_latency; skipped with a note without it)");
     if (const auto exit = cli.parse(argc, argv)) return *exit;
     try {
         if (child_domain_id >= 0) {
@@ -345,6 +400,7 @@ int main(int argc, char** argv)
             if (child_role == "simsync") return run_simsync_child(domain, child_tag, child_name, warmup, steps);
             return cli.usage_error("--child-role must be raw or simsync");
         }
+        if (idle != "halt" && idle != "both") return cli.usage_error("--idle must be halt or both");
         const bool quick = cli.args().quick;
         const int reps = quick ? 1 : 3;
         if (warmup <= 0) warmup = quick ? 100 : 500;
@@ -357,14 +413,32 @@ int main(int argc, char** argv)
         sd::testing::DomainLease lease;
         auto participant = sd::Participant::create(lease.config(true));
 
-        std::vector<double> raw, one, eight;
+        // Every variant in each idle state, alternating within a repetition.
+        std::vector<IdleState> states{IdleState::halt};
+        std::string polling_unavailable;
+        if (idle != "halt") {
+            if (IdlePolling probe; probe.held()) {
+                states.push_back(IdleState::polling);
+            } else {
+                polling_unavailable = probe.why();
+            }
+        }
+        struct Samples {
+            std::vector<double> raw, one, eight;
+        };
+        std::map<IdleState, Samples> samples;
         for (int r = 0; r < reps; ++r) {
-            const Run a = raw_run(self, lease, participant, warmup, steps);
-            raw.insert(raw.end(), a.us.begin(), a.us.end());
-            const Run b = simsync_run(self, lease, participant, 1, warmup, steps);
-            one.insert(one.end(), b.us.begin(), b.us.end());
-            const Run c = simsync_run(self, lease, participant, 8, warmup, steps8);
-            eight.insert(eight.end(), c.us.begin(), c.us.end());
+            for (const IdleState state : states) {
+                std::optional<IdlePolling> hold;
+                if (state == IdleState::polling) hold.emplace();
+                Samples& out = samples[state];
+                const Run a = raw_run(self, lease, participant, warmup, steps);
+                out.raw.insert(out.raw.end(), a.us.begin(), a.us.end());
+                const Run b = simsync_run(self, lease, participant, 1, warmup, steps);
+                out.one.insert(out.one.end(), b.us.begin(), b.us.end());
+                const Run c = simsync_run(self, lease, participant, 8, warmup, steps8);
+                out.eight.insert(out.eight.end(), c.us.begin(), c.us.end());
+            }
         }
 
         simsync::bench::Report report;
@@ -378,38 +452,56 @@ int main(int argc, char** argv)
             "no-op world (CountingWorld) served by a Bridge, release(next) then request; also 8 such participants in "
             "8 processes (shared mode). Per-step wall time measured by the child that drives the loop, before the "
             "request and after its answer, the same way for both. %d repetitions of %d steps (8 participants: %d "
-            "steps each) after %d warm-up steps, alternating; percentiles over every step of every repetition.",
+            "steps each) after %d warm-up steps, alternating; percentiles over every step of every repetition. "
+            "Each variant runs in two idle states of the CPUs, alternating: as the machine comes (idle vCPUs halt, "
+            "and a wake-up costs tens of microseconds on this VM) and with idle CPUs polling (a PM QoS request of 0 "
+            "us on /dev/cpu_dma_latency held while those runs last, as latency-tuned real-time hosts are set up). "
+            "Each ratio is against the raw ping-pong in the same idle state.",
             DDS_VERSION, reps, steps, steps8, warmup);
-        simsync::bench::Table table{"", {"variant", "steps", "us per step p50", "p99", "max", "mean",
+        simsync::bench::Table table{"", {"variant", "idle CPUs", "steps", "us per step p50", "p99", "max", "mean",
                                          "p50 ratio to raw"}, {}};
-        const auto rawd = simsync::bench::distribution(raw);
-        const auto oned = simsync::bench::distribution(one);
-        const auto eightd = simsync::bench::distribution(eight);
         auto mean = [](const std::vector<double>& v) {
-            double s = 0;
-            for (double x : v) s += x;
-            return v.empty() ? 0.0 : s / static_cast<double>(v.size());
+            double sum = 0;
+            for (double x : v) sum += x;
+            return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
         };
-        auto row = [&](const char* name, const simsync::bench::Distribution& d, const std::vector<double>& v) {
-            table.rows.push_back({name, format("%zu", d.count), format("%.1f", d.p50), format("%.1f", d.p99),
-                                  format("%.1f", d.max), format("%.1f", mean(v)),
-                                  format("%.3g", rawd.p50 > 0 ? d.p50 / rawd.p50 : 0.0)});
-        };
-        row("raw Cyclone ping-pong (baseline)", rawd, raw);
-        row("simsync, 1 remote participant", oned, one);
-        row("simsync, 8 remote participants in 8 processes", eightd, eight);
+        for (const IdleState state : states) {
+            const Samples& in = samples[state];
+            const auto rawd = simsync::bench::distribution(in.raw);
+            const auto oned = simsync::bench::distribution(in.one);
+            const auto eightd = simsync::bench::distribution(in.eight);
+            const char* idle_text = state == IdleState::halt ? "halt" : "poll";
+            auto row = [&](const char* name, const simsync::bench::Distribution& d, const std::vector<double>& v) {
+                table.rows.push_back({name, idle_text, format("%zu", d.count), format("%.1f", d.p50),
+                                      format("%.1f", d.p99), format("%.1f", d.max), format("%.1f", mean(v)),
+                                      format("%.3g", rawd.p50 > 0 ? d.p50 / rawd.p50 : 0.0)});
+            };
+            row("raw Cyclone ping-pong (baseline)", rawd, in.raw);
+            row("simsync, 1 remote participant", oned, in.one);
+            row("simsync, 8 remote participants in 8 processes", eightd, in.eight);
+            const std::string suffix = state == IdleState::halt ? "" : "_idle_polling";
+            const std::string when = state == IdleState::halt ? "idle CPUs halting (as the machine comes)"
+                                                              : "idle CPUs polling (cpu_dma_latency 0)";
+            report.goals.push_back(simsync::bench::check_goal(
+                "remote_step_vs_raw_pingpong" + suffix,
+                "one remote lockstep participant: us per step at most 1.3x a raw Cyclone ping-pong's round trip "
+                "(p50), " + when,
+                rawd.p50 > 0 ? oned.p50 / rawd.p50 : std::nan(""), simsync::bench::Compare::at_most, 1.3, "x",
+                format("%.1f us vs %.1f us", oned.p50, rawd.p50)));
+            report.goals.push_back(simsync::bench::check_goal(
+                "remote_step_vs_openrti" + suffix,
+                "at least 3x faster per step than OpenRTI with two federates (84 us per step on this machine type, "
+                "issue 13), " + when,
+                oned.p50 > 0 ? kOpenRtiUsPerStep / oned.p50 : std::nan(""), simsync::bench::Compare::at_least, 3.0,
+                "x",
+                format("%.1f us vs 84 us; the raw round trip alone is %.1f us, so about %.2fx is the most a "
+                       "participant over Cyclone reaches here",
+                       oned.p50, rawd.p50, rawd.p50 > 0 ? kOpenRtiUsPerStep / rawd.p50 : 0.0)));
+        }
         report.tables.push_back(std::move(table));
-        report.goals.push_back(simsync::bench::check_goal(
-            "remote_step_vs_raw_pingpong", "one remote lockstep participant: us per step at most 1.3x a raw Cyclone "
-                                           "ping-pong's round trip (p50)",
-            rawd.p50 > 0 ? oned.p50 / rawd.p50 : std::nan(""), simsync::bench::Compare::at_most, 1.3, "x",
-            format("%.1f us vs %.1f us", oned.p50, rawd.p50)));
-        report.goals.push_back(simsync::bench::check_goal(
-            "remote_step_vs_openrti", "at least 3x faster per step than OpenRTI with two federates (84 us per step "
-                                      "on this machine type, issue 13)",
-            oned.p50 > 0 ? kOpenRtiUsPerStep / oned.p50 : std::nan(""), simsync::bench::Compare::at_least, 3.0, "x",
-            format("%.1f us vs 84 us; the raw round trip alone is %.1f us, so at most %.2fx is possible here",
-                   oned.p50, rawd.p50, rawd.p50 > 0 ? kOpenRtiUsPerStep / rawd.p50 : 0.0)));
+        if (!polling_unavailable.empty()) {
+            report.notes.push_back("The idle-polling runs were not made: " + polling_unavailable + ".");
+        }
         simsync::bench::publish(report, cli.args().json_path);
         return 0;
     } catch (const std::exception& e) {
