@@ -76,6 +76,57 @@ std::optional<WireError> check_header(std::span<const std::uint8_t> bytes, std::
     return std::nullopt;
 }
 
+// Decodes one message of `type`: the checks every message shares (the header
+// and size before `read_body`, every double finite after it) around
+// `read_body`, which reads the fields past the header into the value and may
+// refuse it itself (reserved bits).
+template <class T, class ReadBody>
+WireDecoded<T> decode_as(std::span<const std::uint8_t> bytes, std::size_t size, WireType type, ReadBody read_body)
+{
+    WireDecoded<T> d;
+    Reader r(bytes);
+    std::optional<WireError> error = check_header(bytes, size, type, r);
+    T value;
+    if (!error) error = read_body(r, value);
+    if (!error && !r.finite()) error = WireError::not_finite;
+    if (error) {
+        d.error = *error;
+    } else {
+        d.value = value;
+    }
+    return d;
+}
+
+// The fields past the header, into `o`.
+std::optional<WireError> read_observation(Reader& r, Observation& o)
+{
+    o.granted = SimTime{SimDuration{r.i64()}};
+    o.end = SimTime{SimDuration{r.i64()}};
+    const std::uint8_t flags = r.u8();
+    std::uint8_t reserved = 0;
+    for (int i = 0; i < 7; ++i) reserved |= r.u8();
+    if ((flags & ~(kFinalFlag | kAwakeFlag)) != 0 || reserved != 0) return WireError::reserved_bits;
+    o.final = (flags & kFinalFlag) != 0;
+    sb::BodyState& s = o.body.state;
+    s.awake = (flags & kAwakeFlag) != 0;
+    o.body.mass = r.f64();
+    s.pose.position = r.vec3();
+    s.pose.orientation.x = r.f64();
+    s.pose.orientation.y = r.f64();
+    s.pose.orientation.z = r.f64();
+    s.pose.orientation.w = r.f64();
+    s.linear_velocity = r.vec3();
+    s.angular_velocity = r.vec3();
+    return std::nullopt;
+}
+
+std::optional<WireError> read_command(Reader& r, Command& c)
+{
+    c.granted = SimTime{SimDuration{r.i64()}};
+    c.impulse = r.vec3();
+    return std::nullopt;
+}
+
 } // namespace
 
 const char* to_string(WireError error) noexcept
@@ -131,58 +182,12 @@ std::vector<std::uint8_t> encode(const Command& c)
 
 WireDecoded<Observation> decode_observation(std::span<const std::uint8_t> bytes)
 {
-    WireDecoded<Observation> d;
-    Reader r(bytes);
-    if (auto e = check_header(bytes, kObservationSize, WireType::observation, r)) {
-        d.error = *e;
-        return d;
-    }
-    Observation o;
-    o.granted = SimTime{SimDuration{r.i64()}};
-    o.end = SimTime{SimDuration{r.i64()}};
-    const std::uint8_t flags = r.u8();
-    std::uint8_t reserved = 0;
-    for (int i = 0; i < 7; ++i) reserved |= r.u8();
-    if ((flags & ~(kFinalFlag | kAwakeFlag)) != 0 || reserved != 0) {
-        d.error = WireError::reserved_bits;
-        return d;
-    }
-    o.final = (flags & kFinalFlag) != 0;
-    sb::BodyState& s = o.body.state;
-    s.awake = (flags & kAwakeFlag) != 0;
-    o.body.mass = r.f64();
-    s.pose.position = r.vec3();
-    s.pose.orientation.x = r.f64();
-    s.pose.orientation.y = r.f64();
-    s.pose.orientation.z = r.f64();
-    s.pose.orientation.w = r.f64();
-    s.linear_velocity = r.vec3();
-    s.angular_velocity = r.vec3();
-    if (!r.finite()) {
-        d.error = WireError::not_finite;
-        return d;
-    }
-    d.value = o;
-    return d;
+    return decode_as<Observation>(bytes, kObservationSize, WireType::observation, read_observation);
 }
 
 WireDecoded<Command> decode_command(std::span<const std::uint8_t> bytes)
 {
-    WireDecoded<Command> d;
-    Reader r(bytes);
-    if (auto e = check_header(bytes, kCommandSize, WireType::command, r)) {
-        d.error = *e;
-        return d;
-    }
-    Command c;
-    c.granted = SimTime{SimDuration{r.i64()}};
-    c.impulse = r.vec3();
-    if (!r.finite()) {
-        d.error = WireError::not_finite;
-        return d;
-    }
-    d.value = c;
-    return d;
+    return decode_as<Command>(bytes, kCommandSize, WireType::command, read_command);
 }
 
 } // namespace simsync::examples::bullet_host

@@ -22,23 +22,15 @@ namespace {
 
 using Guid = std::array<std::uint8_t, 16>;
 
-// One host -> participant message, owned, before it becomes a C sample.
-struct Outgoing {
+// One host -> participant message, owned, until it is written (a welcome
+// waits for its reader to match). The values are the wire's; the name, text
+// and payload the wire views are kept here under the same names (hiding the
+// views, which write_now points at them), and the kind as its enum.
+struct Outgoing : remote::ToParticipantWire {
     Guid reader{};
     std::string participant;
-    std::uint64_t target_incarnation = 0;
-    std::uint64_t seq = 0;
     remote::ToParticipantKind kind = remote::ToParticipantKind::state;
-    std::int32_t error = 0;
     std::string text;
-    std::int64_t step = 0;
-    std::uint8_t rounding = 0;
-    std::uint8_t state = 0;
-    std::int64_t now = 0;
-    std::uint64_t ref = 0;
-    std::int64_t requested = 0;
-    std::int64_t granted = 0;
-    std::uint64_t grant_sequence = 0;
     std::vector<std::uint8_t> payload;
 };
 
@@ -155,26 +147,13 @@ struct Bridge::Impl {
 
     void write_now(const Outgoing& o)
     {
-        simsync_remote_ToParticipant s{};
-        detail::copy_text(s.participant, o.participant);
-        s.target_incarnation = o.target_incarnation;
-        s.host_incarnation = incarnation;
-        s.seq = o.seq;
-        s.kind = static_cast<std::uint8_t>(o.kind);
-        s.error = o.error;
-        detail::copy_text(s.text, o.text);
-        s.step = o.step;
-        s.rounding = o.rounding;
-        s.state = o.state;
-        s.now = o.now;
-        s.ref = o.ref;
-        s.requested = o.requested;
-        s.granted = o.granted;
-        s.grant_sequence = o.grant_sequence;
-        s.payload._buffer = const_cast<std::uint8_t*>(o.payload.data());
-        s.payload._length = static_cast<std::uint32_t>(o.payload.size());
-        s.payload._maximum = s.payload._length;
-        s.payload._release = false;
+        remote::ToParticipantWire w = static_cast<const remote::ToParticipantWire&>(o);
+        w.participant = o.participant;
+        w.host_incarnation = incarnation;
+        w.kind = static_cast<std::uint8_t>(o.kind);
+        w.text = o.text;
+        w.payload = o.payload;
+        const simsync_remote_ToParticipant s = detail::sample_of(w);
         if (dds_write(writer.get(), &s) < 0) update([](BridgeStats& st) { ++st.write_failures; });
     }
 

@@ -110,21 +110,40 @@ struct RemoteState {
     }
 
     // Writes one message with the next sequence number; returns it (0 if not written).
-    std::uint64_t write(remote::ToHostKind kind, const std::function<void(simsync_remote_ToHost&)>& fill,
+    std::uint64_t write(remote::ToHostKind kind, const std::function<void(remote::ToHostWire&)>& fill,
                         const std::function<void(std::uint64_t)>& before_write = {})
     {
         std::lock_guard<std::mutex> guard(write_mutex);
         if (left) return 0;
-        simsync_remote_ToHost s{};
-        copy_text(s.participant, name);
-        s.incarnation = incarnation;
-        s.seq = out_seq + 1;
-        s.kind = static_cast<std::uint8_t>(kind);
-        fill(s);
-        if (before_write) before_write(s.seq);
+        remote::ToHostWire w;
+        w.participant = name;
+        w.incarnation = incarnation;
+        w.seq = out_seq + 1;
+        w.kind = static_cast<std::uint8_t>(kind);
+        fill(w);
+        if (before_write) before_write(w.seq);
+        const simsync_remote_ToHost s = sample_of(w);
         if (dds_write(writer.get(), &s) < 0) return 0;
         ++out_seq;
-        return s.seq;
+        return w.seq;
+    }
+
+    // Writes a request for `t`. Before the write (the reply may arrive before
+    // it returns) it becomes the request waited for, completed by
+    // `*completion` if given (then moved from).
+    std::uint64_t write_request(SimTime t, std::unique_ptr<RemoteCompletion>* completion = nullptr)
+    {
+        return write(
+            remote::ToHostKind::request, [&](remote::ToHostWire& m) { m.time = t.time_since_epoch().count(); },
+            [&](std::uint64_t next) {
+                std::lock_guard<std::mutex> guard(mutex);
+                waiting_for = next;
+                reply.reset();
+                if (completion) {
+                    async = std::move(*completion);
+                    async_requested = t;
+                }
+            });
     }
 
     void on_data(dds_entity_t rd)
@@ -230,13 +249,10 @@ struct RemoteState {
                                                     " s is before the granted time " +
                                                     format_seconds(access.granted_time().time_since_epoch()) + " s");
         }
-        write(remote::ToHostKind::release, [&](simsync_remote_ToHost& s) {
-            s.has_time = next.has_value();
-            s.time = next ? next->time_since_epoch().count() : 0;
-            s.payload._buffer = const_cast<std::uint8_t*>(commands.data());
-            s.payload._length = static_cast<std::uint32_t>(commands.size());
-            s.payload._maximum = s.payload._length;
-            s.payload._release = false;
+        write(remote::ToHostKind::release, [&](remote::ToHostWire& m) {
+            m.has_time = next.has_value();
+            m.time = next ? next->time_since_epoch().count() : 0;
+            m.payload = commands;
         });
         std::lock_guard<std::mutex> guard(mutex);
         holding = false;
@@ -340,14 +356,13 @@ RemoteAccessor::RemoteAccessor(std::shared_ptr<Participant> participant, std::st
                                          std::to_string(s.participant->config().id) + ", partition '" +
                                          s.config.partition + "' within the join timeout");
     }
-    const std::uint64_t seq = s.write(remote::ToHostKind::announce, [&](simsync_remote_ToHost& m) {
+    const std::uint64_t seq = s.write(remote::ToHostKind::announce, [&](remote::ToHostWire& m) {
         m.accessor_kind = options.kind == AccessorKind::lockstep ? 0 : 1;
         m.access_mode = options.mode == AccessMode::exclusive ? 0 : 1;
         m.priority = options.priority;
         m.time = options.first_request.time_since_epoch().count();
         m.lookahead = options.lookahead.count();
-        const auto g = detail::guid_bytes(guid);
-        std::copy(g.begin(), g.end(), m.reply_reader);
+        m.reply_reader = detail::guid_bytes(guid);
     });
     if (seq == 0) throw Error(errc::invalid_state, "RemoteAccessor '" + name + "': writing the announce failed");
 
@@ -365,7 +380,7 @@ RemoteAccessor::RemoteAccessor(std::shared_ptr<Participant> participant, std::st
 RemoteAccessor::~RemoteAccessor()
 {
     if (!state_) return;
-    state_->write(remote::ToHostKind::leave, [](simsync_remote_ToHost&) {});
+    state_->write(remote::ToHostKind::leave, [](remote::ToHostWire&) {});
     {
         std::lock_guard<std::mutex> guard(state_->write_mutex);
         state_->left = true; // a RemoteAccess released later writes nothing
@@ -393,15 +408,7 @@ detail::RemoteTicket RemoteAccessor::start_async(SimTime t, std::unique_ptr<deta
         completion->complete(make_error_code(errc::stopped), detail::RemoteState::refusal(t, make_error_code(errc::stopped)));
         return {};
     }
-    const std::uint64_t seq = s.write(
-        remote::ToHostKind::request, [&](simsync_remote_ToHost& m) { m.time = t.time_since_epoch().count(); },
-        [&](std::uint64_t next) {
-            std::lock_guard<std::mutex> guard(s.mutex);
-            s.waiting_for = next;
-            s.reply.reset();
-            s.async = std::move(completion);
-            s.async_requested = t;
-        });
+    const std::uint64_t seq = s.write_request(t, &completion);
     if (seq == 0) {
         {
             std::lock_guard<std::mutex> guard(s.mutex);
@@ -429,7 +436,7 @@ void detail::cancel_remote(const RemoteTicket& ticket) noexcept
     }
     if (!withdrawn) return;
     try {
-        s->write(remote::ToHostKind::cancel, [&](simsync_remote_ToHost& m) { m.ref = ticket.request; });
+        s->write(remote::ToHostKind::cancel, [&](remote::ToHostWire& m) { m.ref = ticket.request; });
     } catch (...) {
     }
     s->run_ready();
@@ -463,14 +470,7 @@ RemoteAccess RemoteAccessor::request_access_until(SimTime t, WallTime deadline, 
         }
         s.busy = true;
     }
-    const std::uint64_t seq = s.write(
-        remote::ToHostKind::request, [&](simsync_remote_ToHost& m) { m.time = t.time_since_epoch().count(); },
-        [&](std::uint64_t next) {
-            // Before the write: the reply may arrive before it returns.
-            std::lock_guard<std::mutex> guard(s.mutex);
-            s.waiting_for = next;
-            s.reply.reset();
-        });
+    const std::uint64_t seq = s.write_request(t);
     std::unique_lock<std::mutex> lock(s.mutex);
     if (seq == 0) {
         s.busy = false;
@@ -496,7 +496,7 @@ RemoteAccess RemoteAccessor::request_access_until(SimTime t, WallTime deadline, 
     const bool host_stopped = s.state == HandlerState::stopped;
     lock.unlock();
     if (!host_stopped) {
-        s.write(remote::ToHostKind::cancel, [&](simsync_remote_ToHost& m) { m.ref = seq; });
+        s.write(remote::ToHostKind::cancel, [&](remote::ToHostWire& m) { m.ref = seq; });
     }
     access.error_ = make_error_code(host_stopped                  ? errc::stopped
                                     : stop.stop_requested()       ? errc::cancelled

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 #include <random>
+#include <string_view>
+#include <type_traits>
 
 namespace simsync::dds::detail {
 
@@ -70,45 +72,106 @@ std::uint64_t random_incarnation()
     return v;
 }
 
+namespace {
+
+// Copies `text` into a fixed-size IDL string field (truncated, terminated).
+template <std::size_t N>
+void copy_text(char (&field)[N], std::string_view text)
+{
+    const std::size_t n = std::min(text.size(), N - 1);
+    text.copy(field, n);
+    field[n] = '\0';
+}
+
+// The fields a sample and its wire view both hold by value, each named once
+// for both directions: f(sample's field, wire's field).
+template <class Sample, class Wire, class F>
+void each_value(Sample& s, Wire& w, F f)
+    requires std::is_same_v<std::remove_const_t<Sample>, simsync_remote_ToHost>
+{
+    f(s.incarnation, w.incarnation);
+    f(s.seq, w.seq);
+    f(s.kind, w.kind);
+    f(s.accessor_kind, w.accessor_kind);
+    f(s.access_mode, w.access_mode);
+    f(s.priority, w.priority);
+    f(s.time, w.time);
+    f(s.has_time, w.has_time);
+    f(s.lookahead, w.lookahead);
+    f(s.ref, w.ref);
+}
+
+template <class Sample, class Wire, class F>
+void each_value(Sample& s, Wire& w, F f)
+    requires std::is_same_v<std::remove_const_t<Sample>, simsync_remote_ToParticipant>
+{
+    f(s.target_incarnation, w.target_incarnation);
+    f(s.host_incarnation, w.host_incarnation);
+    f(s.seq, w.seq);
+    f(s.kind, w.kind);
+    f(s.error, w.error);
+    f(s.step, w.step);
+    f(s.rounding, w.rounding);
+    f(s.state, w.state);
+    f(s.now, w.now);
+    f(s.ref, w.ref);
+    f(s.requested, w.requested);
+    f(s.granted, w.granted);
+    f(s.grant_sequence, w.grant_sequence);
+}
+
+template <class Wire, class Sample>
+Wire view_of(const Sample& s)
+{
+    Wire w;
+    each_value(s, w, [](const auto& from, auto& to) { to = from; });
+    w.participant = std::string_view(s.participant, sizeof s.participant);
+    w.payload = std::span<const std::uint8_t>(s.payload._buffer, s.payload._buffer ? s.payload._length : 0);
+    return w;
+}
+
+template <class Sample, class Wire>
+Sample written_of(const Wire& w)
+{
+    Sample s{};
+    each_value(s, w, [](auto& to, const auto& from) { to = from; });
+    copy_text(s.participant, w.participant);
+    // Borrowed: dds_write serializes it and never frees it.
+    s.payload._buffer = const_cast<std::uint8_t*>(w.payload.data());
+    s.payload._length = static_cast<std::uint32_t>(w.payload.size());
+    s.payload._maximum = s.payload._length;
+    s.payload._release = false;
+    return s;
+}
+
+} // namespace
+
 remote::ToHostWire wire_of(const simsync_remote_ToHost& s)
 {
-    remote::ToHostWire w;
-    w.participant = std::string_view(s.participant, sizeof s.participant);
-    w.incarnation = s.incarnation;
-    w.seq = s.seq;
-    w.kind = s.kind;
-    w.accessor_kind = s.accessor_kind;
-    w.access_mode = s.access_mode;
-    w.priority = s.priority;
-    w.time = s.time;
-    w.has_time = s.has_time;
-    w.lookahead = s.lookahead;
-    w.ref = s.ref;
+    auto w = view_of<remote::ToHostWire>(s);
     std::copy(std::begin(s.reply_reader), std::end(s.reply_reader), w.reply_reader.begin());
-    w.payload = std::span<const std::uint8_t>(s.payload._buffer, s.payload._buffer ? s.payload._length : 0);
     return w;
 }
 
 remote::ToParticipantWire wire_of(const simsync_remote_ToParticipant& s)
 {
-    remote::ToParticipantWire w;
-    w.participant = std::string_view(s.participant, sizeof s.participant);
-    w.target_incarnation = s.target_incarnation;
-    w.host_incarnation = s.host_incarnation;
-    w.seq = s.seq;
-    w.kind = s.kind;
-    w.error = s.error;
+    auto w = view_of<remote::ToParticipantWire>(s);
     w.text = std::string_view(s.text, sizeof s.text);
-    w.step = s.step;
-    w.rounding = s.rounding;
-    w.state = s.state;
-    w.now = s.now;
-    w.ref = s.ref;
-    w.requested = s.requested;
-    w.granted = s.granted;
-    w.grant_sequence = s.grant_sequence;
-    w.payload = std::span<const std::uint8_t>(s.payload._buffer, s.payload._buffer ? s.payload._length : 0);
     return w;
+}
+
+simsync_remote_ToHost sample_of(const remote::ToHostWire& w)
+{
+    auto s = written_of<simsync_remote_ToHost>(w);
+    std::copy(w.reply_reader.begin(), w.reply_reader.end(), s.reply_reader);
+    return s;
+}
+
+simsync_remote_ToParticipant sample_of(const remote::ToParticipantWire& w)
+{
+    auto s = written_of<simsync_remote_ToParticipant>(w);
+    copy_text(s.text, w.text);
+    return s;
 }
 
 std::array<std::uint8_t, 16> guid_bytes(const dds_guid_t& g)

@@ -46,17 +46,20 @@ void check_lease(WallClock::duration lease, const std::string& what);
 /// A random, non-zero 64-bit incarnation id.
 std::uint64_t random_incarnation();
 
+// The one mapping between the generated C samples and the wire views of
+// remote_messages.hpp, both ways: readers decode `wire_of(sample)`, writers
+// write `sample_of(wire)`.
+
+/// Views of the fields of a sample taken from a reader (valid while it is).
 remote::ToHostWire wire_of(const simsync_remote_ToHost& s);
 remote::ToParticipantWire wire_of(const simsync_remote_ToParticipant& s);
 
-/// Copies `text` into a fixed-size IDL string field (truncated, terminated).
-template <std::size_t N>
-void copy_text(char (&field)[N], const std::string& text)
-{
-    const std::size_t n = std::min(text.size(), N - 1);
-    text.copy(field, n);
-    field[n] = '\0';
-}
+/// The sample to write for `w`: the name and text copied into their
+/// fixed-size fields (truncated at their bound, terminated), the
+/// payload borrowed from `w` (the sample is valid while w.payload's bytes are;
+/// dds_write copies them).
+simsync_remote_ToHost sample_of(const remote::ToHostWire& w);
+simsync_remote_ToParticipant sample_of(const remote::ToParticipantWire& w);
 
 /// The 16 bytes of a DDS GUID.
 std::array<std::uint8_t, 16> guid_bytes(const dds_guid_t& g);

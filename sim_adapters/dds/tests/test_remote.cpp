@@ -95,6 +95,56 @@ private:
     dds_entity_t writer_ = 0;
 };
 
+// What every test starts from: a leased loopback domain (with its discovery
+// tag), the DDS participant the Bridge and the in-process RemoteAccessors
+// share, and a handler over a CountingWorld stepped by 1 ms. Each test makes
+// its own Bridge (its config and lifetime vary), after these and so destroyed
+// before them.
+struct Host {
+    explicit Host(simsync::HandlerConfig config = {.step = 1ms}) : handler(world, config) {}
+    sd::testing::DomainLease lease;
+    std::shared_ptr<sd::Participant> participant = sd::Participant::create(lease.config(true));
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler;
+};
+
+// The same, started paused at 0.
+struct PausedHost : Host {
+    PausedHost() : Host({.step = 1ms, .start_paused = true}) {}
+};
+
+// A host whose grant payloads take 0-300 us to gather (busy, on the bridge's
+// loop; drawn from a generator seeded with `Seed`), so that replies take about
+// as long as the stress tests' timeouts and cancellations, and one lockstep
+// participant, "racer".
+template <std::mt19937::result_type Seed>
+struct RacingHost : Host {
+    static sd::BridgeConfig busy_config()
+    {
+        sd::BridgeConfig c;
+        c.grant_payload = [work = std::mt19937(Seed)](const sd::RemoteParticipantInfo&, simsync::Access&) mutable {
+            const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(work() % 300);
+            while (std::chrono::steady_clock::now() < until) {
+            }
+            return std::vector<std::uint8_t>{};
+        };
+        return c;
+    }
+    sd::Bridge bridge{handler, participant, busy_config()};
+    sd::RemoteAccessor remote{participant, "racer", {.kind = simsync::AccessorKind::lockstep}};
+};
+
+// Rounds of a stress test: more when SIMSYNC_STRESS_GRANTS is set (the tsan test preset sets it).
+int stress_rounds() { return std::getenv("SIMSYNC_STRESS_GRANTS") ? 1000 : 300; }
+
+// A host with its Bridge and one joined participant, "controller" (of
+// incarnation `inc`), between which forged samples are slipped.
+struct ForgeryTarget : Host {
+    sd::Bridge bridge{handler, participant};
+    sd::RemoteAccessor remote{participant, "controller"};
+    const std::uint64_t inc = remote.incarnation();
+};
+
 simsync_remote_ToHost to_host(const std::string& name, std::uint64_t incarnation, std::uint64_t seq, r::ToHostKind kind)
 {
     simsync_remote_ToHost s{};
@@ -107,12 +157,8 @@ simsync_remote_ToHost to_host(const std::string& name, std::uint64_t incarnation
 
 } // namespace
 
-TEST_CASE("Remote.Loopback.GrantsCarryPayloadsAndReleasesApplyInsideTheAccess" * doctest::timeout(120))
+TEST_CASE_FIXTURE(Host, "Remote.Loopback.GrantsCarryPayloadsAndReleasesApplyInsideTheAccess" * doctest::timeout(120))
 {
-    sd::testing::DomainLease lease;
-    auto participant = sd::Participant::create(lease.config(true));
-    simsync::CountingWorld world;
-    simsync::SimSyncHandler handler(world, {.step = 1ms});
 
     struct Applied {
         std::string name;
@@ -178,12 +224,8 @@ TEST_CASE("Remote.Loopback.GrantsCarryPayloadsAndReleasesApplyInsideTheAccess" *
     CHECK(remote.rejections().total() == 0);
 }
 
-TEST_CASE("Remote.Loopback.ABridgeOnAGivenLoopRunsItsCallbacksThere" * doctest::timeout(120))
+TEST_CASE_FIXTURE(Host, "Remote.Loopback.ABridgeOnAGivenLoopRunsItsCallbacksThere" * doctest::timeout(120))
 {
-    sd::testing::DomainLease lease;
-    auto participant = sd::Participant::create(lease.config(true));
-    simsync::CountingWorld world;
-    simsync::SimSyncHandler handler(world, {.step = 1ms});
     simsync::EventLoop loop;
     std::atomic<int> on_loop{0};
     std::atomic<int> elsewhere{0};
@@ -213,12 +255,8 @@ TEST_CASE("Remote.Loopback.ABridgeOnAGivenLoopRunsItsCallbacksThere" * doctest::
     CHECK(elsewhere == 0);
 }
 
-TEST_CASE("Remote.Join.ASecondParticipantOfTheSameNameIsRefused" * doctest::timeout(120))
+TEST_CASE_FIXTURE(Host, "Remote.Join.ASecondParticipantOfTheSameNameIsRefused" * doctest::timeout(120))
 {
-    sd::testing::DomainLease lease;
-    auto participant = sd::Participant::create(lease.config(true));
-    simsync::CountingWorld world;
-    simsync::SimSyncHandler handler(world, {.step = 1ms});
     sd::Bridge bridge(handler, participant);
     // Free: a lockstep one registered first could still ask for 0 ahead of lidar.
     simsync::Accessor local = handler.register_accessor("camera", {.kind = simsync::AccessorKind::free});
@@ -244,12 +282,8 @@ TEST_CASE("Remote.Join.ASecondParticipantOfTheSameNameIsRefused" * doctest::time
     CHECK(a);
 }
 
-TEST_CASE("Remote.Request.TimeoutAndStopWithdrawTheRequest" * doctest::timeout(120))
+TEST_CASE_FIXTURE(PausedHost, "Remote.Request.TimeoutAndStopWithdrawTheRequest" * doctest::timeout(120))
 {
-    sd::testing::DomainLease lease;
-    auto participant = sd::Participant::create(lease.config(true));
-    simsync::CountingWorld world;
-    simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
     sd::Bridge bridge(handler, participant);
     sd::RemoteAccessor remote(participant, "controller");
     CHECK(remote.state() == simsync::HandlerState::paused);
@@ -280,12 +314,8 @@ TEST_CASE("Remote.Request.TimeoutAndStopWithdrawTheRequest" * doctest::timeout(1
     CHECK(remote.rejections().total() == 0);
 }
 
-TEST_CASE("Remote.Isolation.AnotherPartitionNeverInterferes" * doctest::timeout(120))
+TEST_CASE_FIXTURE(Host, "Remote.Isolation.AnotherPartitionNeverInterferes" * doctest::timeout(120))
 {
-    sd::testing::DomainLease lease;
-    auto participant = sd::Participant::create(lease.config(true));
-    simsync::CountingWorld world;
-    simsync::SimSyncHandler handler(world, {.step = 1ms});
     sd::Bridge bridge(handler, participant);
     sd::RemoteAccessorConfig other;
     other.partition = "another-simulation";
@@ -301,16 +331,8 @@ TEST_CASE("Remote.Isolation.AnotherPartitionNeverInterferes" * doctest::timeout(
     CHECK(bridge.stats().announces == 0);
 }
 
-TEST_CASE("Remote.BadInput.ForgedSamplesToTheHostAreCountedAndIgnored" * doctest::timeout(120))
+TEST_CASE_FIXTURE(ForgeryTarget, "Remote.BadInput.ForgedSamplesToTheHostAreCountedAndIgnored" * doctest::timeout(120))
 {
-    sd::testing::DomainLease lease;
-    auto participant = sd::Participant::create(lease.config(true));
-    simsync::CountingWorld world;
-    simsync::SimSyncHandler handler(world, {.step = 1ms});
-    sd::Bridge bridge(handler, participant);
-    sd::RemoteAccessor remote(participant, "controller");
-    const std::uint64_t inc = remote.incarnation();
-
     RawWriter forger(*participant, &simsync_remote_ToHost_desc, "simsync/remote/to_host");
     REQUIRE(forger.wait_for_readers(1));
     auto unknown_kind = to_host("controller", inc, 2, static_cast<r::ToHostKind>(9));
@@ -348,16 +370,8 @@ TEST_CASE("Remote.BadInput.ForgedSamplesToTheHostAreCountedAndIgnored" * doctest
     CHECK(bridge.stats().requests == 1);
 }
 
-TEST_CASE("Remote.BadInput.ForgedSamplesToAParticipantAreCountedAndIgnored" * doctest::timeout(120))
+TEST_CASE_FIXTURE(ForgeryTarget, "Remote.BadInput.ForgedSamplesToAParticipantAreCountedAndIgnored" * doctest::timeout(120))
 {
-    sd::testing::DomainLease lease;
-    auto participant = sd::Participant::create(lease.config(true));
-    simsync::CountingWorld world;
-    simsync::SimSyncHandler handler(world, {.step = 1ms});
-    sd::Bridge bridge(handler, participant);
-    sd::RemoteAccessor remote(participant, "controller");
-    const std::uint64_t inc = remote.incarnation();
-
     RawWriter forger(*participant, &simsync_remote_ToParticipant_desc, "simsync/remote/to_participant");
     REQUIRE(forger.wait_for_readers(1));
     auto forged = [&](const std::string& name, std::uint64_t target, std::uint64_t host, std::uint64_t seq) {
@@ -389,12 +403,8 @@ TEST_CASE("Remote.BadInput.ForgedSamplesToAParticipantAreCountedAndIgnored" * do
     CHECK(a.granted_time() == simsync::sim_time(2ms));
 }
 
-TEST_CASE("Remote.State.FollowsPauseResumeAndStop" * doctest::timeout(120))
+TEST_CASE_FIXTURE(Host, "Remote.State.FollowsPauseResumeAndStop" * doctest::timeout(120))
 {
-    sd::testing::DomainLease lease;
-    auto participant = sd::Participant::create(lease.config(true));
-    simsync::CountingWorld world;
-    simsync::SimSyncHandler handler(world, {.step = 1ms});
     sd::Bridge bridge(handler, participant);
     sd::RemoteAccessor remote(participant, "sensor", {.kind = simsync::AccessorKind::free});
     CHECK(remote.state() == simsync::HandlerState::running);
@@ -416,12 +426,8 @@ TEST_CASE("Remote.State.FollowsPauseResumeAndStop" * doctest::timeout(120))
     CHECK(remote.request_access(simsync::sim_time(5ms)).error() == simsync::errc::stopped);
 }
 
-TEST_CASE("Remote.Stop.DestroyingTheBridgeEndsWaitingRequests" * doctest::timeout(120))
+TEST_CASE_FIXTURE(PausedHost, "Remote.Stop.DestroyingTheBridgeEndsWaitingRequests" * doctest::timeout(120))
 {
-    sd::testing::DomainLease lease;
-    auto participant = sd::Participant::create(lease.config(true));
-    simsync::CountingWorld world;
-    simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
     auto bridge = std::make_unique<sd::Bridge>(handler, participant);
     sd::RemoteAccessor remote(participant, "controller");
     std::error_code waited;
@@ -433,12 +439,8 @@ TEST_CASE("Remote.Stop.DestroyingTheBridgeEndsWaitingRequests" * doctest::timeou
     CHECK(handler.snapshot().accessors.empty()); // deregistered
 }
 
-TEST_CASE("Remote.Payload.At64KiBBothWaysAndRefusedAbove" * doctest::timeout(120))
+TEST_CASE_FIXTURE(Host, "Remote.Payload.At64KiBBothWaysAndRefusedAbove" * doctest::timeout(120))
 {
-    sd::testing::DomainLease lease;
-    auto participant = sd::Participant::create(lease.config(true));
-    simsync::CountingWorld world;
-    simsync::SimSyncHandler handler(world, {.step = 1ms});
     std::mutex mutex;
     std::vector<std::size_t> applied_sizes;
     std::size_t grant_size = r::kMaxPayload;
@@ -477,12 +479,8 @@ TEST_CASE("Remote.Payload.At64KiBBothWaysAndRefusedAbove" * doctest::timeout(120
     CHECK(applied_sizes == std::vector<std::size_t>{r::kMaxPayload, 0});
 }
 
-TEST_CASE("Remote.Async.CompletesOnItsExecutorAndCancels" * doctest::timeout(120))
+TEST_CASE_FIXTURE(PausedHost, "Remote.Async.CompletesOnItsExecutorAndCancels" * doctest::timeout(120))
 {
-    sd::testing::DomainLease lease;
-    auto participant = sd::Participant::create(lease.config(true));
-    simsync::CountingWorld world;
-    simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
     sd::BridgeConfig config;
     config.grant_payload = [](const sd::RemoteParticipantInfo&, simsync::Access&) { return bytes_of("obs"); };
     sd::Bridge bridge(handler, participant, config);
@@ -540,25 +538,9 @@ TEST_CASE("Remote.Async.CompletesOnItsExecutorAndCancels" * doctest::timeout(120
 // Requests that time out while their grant is on its way: the host must
 // withdraw or release every one of them, answer each exactly once, and never
 // see two requests of one participant at once.
-TEST_CASE("Remote.Stress.TimeoutsRacingGrants" * doctest::timeout(120))
+TEST_CASE_FIXTURE(RacingHost<99>, "Remote.Stress.TimeoutsRacingGrants" * doctest::timeout(120))
 {
-    sd::testing::DomainLease lease;
-    auto participant = sd::Participant::create(lease.config(true));
-    simsync::CountingWorld world;
-    simsync::SimSyncHandler handler(world, {.step = 1ms});
-    // An observation that takes 0-300 us to gather (busy, on the bridge's
-    // loop): replies take about as long as the participant's timeouts.
-    sd::BridgeConfig config;
-    config.grant_payload = [work = std::mt19937(99)](const sd::RemoteParticipantInfo&, simsync::Access&) mutable {
-        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(work() % 300);
-        while (std::chrono::steady_clock::now() < until) {
-        }
-        return std::vector<std::uint8_t>{};
-    };
-    sd::Bridge bridge(handler, participant, config);
-    sd::RemoteAccessor remote(participant, "racer", {.kind = simsync::AccessorKind::lockstep});
-
-    const int rounds = std::getenv("SIMSYNC_STRESS_GRANTS") ? 1000 : 300;
+    const int rounds = stress_rounds();
     std::mt19937 random(12345);
     std::uniform_int_distribution<int> timeout_us(0, 400);
     int granted = 0;
@@ -609,23 +591,9 @@ TEST_CASE("Remote.Stress.TimeoutsRacingGrants" * doctest::timeout(120))
 // Asynchronous requests cancelled through their slot while the grant is on
 // its way: each completes exactly once, granted or cancelled, and the host
 // answers every request once.
-TEST_CASE("Remote.Stress.AsyncCancellationsRacingGrants" * doctest::timeout(120))
+TEST_CASE_FIXTURE(RacingHost<7>, "Remote.Stress.AsyncCancellationsRacingGrants" * doctest::timeout(120))
 {
-    sd::testing::DomainLease lease;
-    auto participant = sd::Participant::create(lease.config(true));
-    simsync::CountingWorld world;
-    simsync::SimSyncHandler handler(world, {.step = 1ms});
-    sd::BridgeConfig config;
-    config.grant_payload = [work = std::mt19937(7)](const sd::RemoteParticipantInfo&, simsync::Access&) mutable {
-        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(work() % 300);
-        while (std::chrono::steady_clock::now() < until) {
-        }
-        return std::vector<std::uint8_t>{};
-    };
-    sd::Bridge bridge(handler, participant, config);
-    sd::RemoteAccessor remote(participant, "racer", {.kind = simsync::AccessorKind::lockstep});
-
-    const int rounds = std::getenv("SIMSYNC_STRESS_GRANTS") ? 1000 : 300;
+    const int rounds = stress_rounds();
     std::mt19937 random(54321);
     std::uniform_int_distribution<int> delay_us(0, 400);
     boost::asio::io_context io;
@@ -676,12 +644,8 @@ TEST_CASE("Remote.Stress.AsyncCancellationsRacingGrants" * doctest::timeout(120)
 // announce named: here a raw reader in another partition, which the host never
 // matches. (Cyclone 0.10 cannot move a subscriber into another partition, so
 // the release of a held welcome on a later match is not provoked here.)
-TEST_CASE("Remote.Join.TheWelcomeWaitsForTheParticipantsReader" * doctest::timeout(120))
+TEST_CASE_FIXTURE(Host, "Remote.Join.TheWelcomeWaitsForTheParticipantsReader" * doctest::timeout(120))
 {
-    sd::testing::DomainLease lease;
-    auto participant = sd::Participant::create(lease.config(true));
-    simsync::CountingWorld world;
-    simsync::SimSyncHandler handler(world, {.step = 1ms});
     sd::Bridge bridge(handler, participant);
 
     const dds_entity_t pp = participant->native_handle();
@@ -821,15 +785,11 @@ std::vector<std::string> child_args(const sd::testing::DomainLease& lease, const
 
 } // namespace
 
-TEST_CASE("Remote.CrossProcess.MixedLocalAndRemoteGiveTheReferenceModelsGrantSequence" * doctest::timeout(120))
+TEST_CASE_FIXTURE(PausedHost, "Remote.CrossProcess.MixedLocalAndRemoteGiveTheReferenceModelsGrantSequence" * doctest::timeout(120))
 {
     const std::vector<GrantRecord> reference = reference_run();
     REQUIRE(reference.size() == 31);
 
-    sd::testing::DomainLease lease;
-    auto participant = sd::Participant::create(lease.config(true));
-    simsync::CountingWorld world;
-    simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
     std::mutex mutex;
     std::vector<GrantRecord> grants;
     std::vector<std::string> applied_commands;
@@ -882,12 +842,8 @@ TEST_CASE("Remote.CrossProcess.MixedLocalAndRemoteGiveTheReferenceModelsGrantSeq
     MESSAGE("welcomes held for discovery: " << bridge.stats().held_for_discovery);
 }
 
-TEST_CASE("Remote.CrossProcess.AnotherTagOrPartitionNeverJoinsNorDisturbs" * doctest::timeout(120))
+TEST_CASE_FIXTURE(Host, "Remote.CrossProcess.AnotherTagOrPartitionNeverJoinsNorDisturbs" * doctest::timeout(120))
 {
-    sd::testing::DomainLease lease;
-    auto participant = sd::Participant::create(lease.config(true));
-    simsync::CountingWorld world;
-    simsync::SimSyncHandler handler(world, {.step = 1ms});
     sd::Bridge bridge(handler, participant);
 
     const Spec spec{"worker", 0, 0, 1'000'000, 5};
