@@ -842,9 +842,11 @@ TEST_CASE_FIXTURE(PausedHost, "Remote.CrossProcess.MixedLocalAndRemoteGiveTheRef
     MESSAGE("welcomes held for discovery: " << bridge.stats().held_for_discovery);
 }
 
-TEST_CASE_FIXTURE(Host, "Remote.CrossProcess.AnotherTagOrPartitionNeverJoinsNorDisturbs" * doctest::timeout(120))
+TEST_CASE_FIXTURE(Host, "Remote.CrossProcess.AnotherDomainTagOrPartitionNeverJoinsNorDisturbs" * doctest::timeout(120))
 {
     sd::Bridge bridge(handler, participant);
+    const sd::testing::DomainLease another_domain; // another id, leased like ours
+    REQUIRE(another_domain.id() != lease.id());
 
     const Spec spec{"worker", 0, 0, 1'000'000, 5};
     std::vector<std::string> other_tag = child_args(lease, {"intruder-tag", 0, 0, 1'000'000, 5});
@@ -852,17 +854,26 @@ TEST_CASE_FIXTURE(Host, "Remote.CrossProcess.AnotherTagOrPartitionNeverJoinsNorD
     other_tag.insert(other_tag.end(), {"--join-timeout", "1"});
     std::vector<std::string> other_partition = child_args(lease, {"intruder-partition", 0, 0, 1'000'000, 5});
     other_partition.insert(other_partition.end(), {"--partition", "another-simulation", "--join-timeout", "1"});
+    // Same tag and partition as ours, another domain id.
+    std::vector<std::string> other_domain = child_args(lease, {"intruder-domain", 0, 0, 1'000'000, 5});
+    other_domain[2] = std::to_string(another_domain.id()); // --domain's value
+    other_domain.insert(other_domain.end(), {"--join-timeout", "1"});
 
     sd::testing::ChildProcess intruder_tag(other_tag);
     sd::testing::ChildProcess intruder_partition(other_partition);
+    sd::testing::ChildProcess intruder_domain(other_domain);
     sd::testing::ChildProcess worker(child_args(lease, spec));
     CHECK(worker.read_until([](const std::string& l) { return l == "done"; }, kWait));
     CHECK(worker.wait(kWait) == 0);
     // The strangers find no host: no match, so no announce is ever written.
     CHECK(intruder_tag.wait(kWait) == 1);
     CHECK(intruder_partition.wait(kWait) == 1);
+    CHECK(intruder_domain.wait(kWait) == 1);
     intruder_tag.read_to_end(kWait);
     intruder_partition.read_to_end(kWait);
+    intruder_domain.read_to_end(kWait);
+    REQUIRE_FALSE(intruder_domain.lines().empty());
+    CHECK(intruder_domain.lines().back().rfind("join-failed", 0) == 0);
     REQUIRE_FALSE(intruder_tag.lines().empty());
     CHECK(intruder_tag.lines().back().rfind("join-failed", 0) == 0);
     REQUIRE_FALSE(intruder_partition.lines().empty());
