@@ -190,10 +190,10 @@ struct BridgeStats {
 ///
 /// Copy/move: neither. Thread safety: every member from any thread except the
 /// destructor (not from the loop's thread, nor from a callback) and the waits
-/// (not from the loop's thread). Destruction
-/// withdraws pending requests, releases held accesses and deregisters every
-/// remote participant; the handler must outlive the Bridge, and a loop given
-/// to it must too.
+/// (not from the loop's thread). Destruction withdraws pending requests,
+/// releases held accesses and deregisters every remote participant (on_left:
+/// closing); the handler must outlive the Bridge, and a loop given to it must
+/// too.
 class Bridge {
 public:
     /// Creates the topics, reader and writer in `participant` and starts
@@ -217,11 +217,11 @@ public:
     // when the wait begins), or `timeout` passes. A negative result means
     // "stopped" if handler.state() == HandlerState::stopped, else "timed out":
     // a stop is final, so checking the state after the return is no race (a
-    // stop just after a timeout reads as stopped, which it also is). Nothing
-    // joins a stopped simulation in a useful way, hence no waiting on after
-    // the stop; stats() and participants() still answer. Any thread except
-    // the Bridge's loop thread (the waits need it to make progress), so not
-    // from a BridgeConfig callback.
+    // stop just after a timeout reads as stopped, which it also is). They do
+    // not outlast the stop: for what comes after it (the participants'
+    // leaves), use BridgeConfig::on_left; stats() and participants() still
+    // answer. Any thread except the Bridge's loop thread (the waits need it to
+    // make progress), so not from a BridgeConfig callback.
 
     /// Blocks until at least `count` remote participants are registered, the
     /// handler stops, or `timeout` passes. @return whether they are.
