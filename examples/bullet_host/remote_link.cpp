@@ -10,7 +10,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -18,6 +17,8 @@
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
+#include <optional>
+#include <string>
 #include <thread>
 
 extern char** environ;
@@ -59,8 +60,14 @@ struct RemoteControllerLink::Impl {
     mutable std::mutex mutex;
     std::condition_variable cv;
     RemoteControllerStats stats; // guarded by mutex
-    bool stopped = false;        // guarded by mutex: the handler stopped
-    bool child_exited = false;   // guarded by mutex
+    // Guarded by mutex, notified on `cv` by whoever learns it: the handler's
+    // stopped event, the Bridge's on_joined / on_left (its loop thread), the
+    // reaper. Nothing here is polled.
+    bool stopped = false;            // the handler stopped
+    bool child_exited = false;
+    bool joined = false;             // the controller joined
+    std::string stranger;            // a participant that is not the controller joined first
+    std::optional<sd::LeaveReason> left; // the controller is no longer registered
 
     pid_t child = -1;
     std::thread reaper;
@@ -157,6 +164,26 @@ struct RemoteControllerLink::Impl {
         });
     }
 
+    // The Bridge's join and leave notifications, on its loop thread: they only
+    // record and notify (they must not block the loop).
+    void on_joined(const sd::RemoteParticipantInfo& who)
+    {
+        std::lock_guard<std::mutex> g(mutex);
+        if (who.name == kControllerName) {
+            joined = true;
+        } else if (stranger.empty()) {
+            stranger = who.name;
+        }
+        cv.notify_all();
+    }
+    void on_left(const sd::RemoteParticipantInfo& who, sd::LeaveReason reason)
+    {
+        if (who.name != kControllerName) return;
+        std::lock_guard<std::mutex> g(mutex);
+        if (!left) left = reason;
+        cv.notify_all();
+    }
+
     // Joins the reaper, killing the child first if it does not exit in time.
     void reap(std::chrono::seconds grace)
     {
@@ -189,6 +216,8 @@ RemoteControllerLink::RemoteControllerLink(SimSyncHandler& handler, Controller& 
     bc.apply_release = [&m](const sd::RemoteParticipantInfo& who, Access& a, std::span<const std::uint8_t> b) {
         m.release(who, a, b);
     };
+    bc.on_joined = [&m](const sd::RemoteParticipantInfo& who) { m.on_joined(who); };
+    bc.on_left = [&m](const sd::RemoteParticipantInfo& who, sd::LeaveReason reason) { m.on_left(who, reason); };
     m.bridge = std::make_unique<sd::Bridge>(handler, sd::Participant::create(domain), bc);
     if (options.mode == RemoteControllerOptions::Mode::spawn) m.spawn();
 }
@@ -207,46 +236,37 @@ void RemoteControllerLink::wait_joined()
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                               std::chrono::duration<double>(m.options.join_timeout_s));
-    // The Bridge says when a participant registers, the reaper when the child
-    // dies first: wait for either, in short slices (only while joining).
-    for (;;) {
-        if (m.bridge->wait_for_participants(1, 100ms)) {
-            const std::vector<std::string> names = m.bridge->participants();
-            if (std::find(names.begin(), names.end(), kControllerName) != names.end()) return;
-            throw std::runtime_error("a remote participant that is not the controller joined (expected '" +
-                                     std::string(kControllerName) + "')");
-        }
-        std::lock_guard<std::mutex> g(m.mutex);
-        if (m.child_exited) {
-            throw std::runtime_error("the remote controller exited with status " +
-                                     std::to_string(*m.stats.child_status) + " before it joined");
-        }
-        if (std::chrono::steady_clock::now() >= deadline) {
-            char text[96];
-            std::snprintf(text, sizeof text, "no remote controller joined within %g s (--remote-join-timeout)",
-                          m.options.join_timeout_s);
-            throw std::runtime_error(text);
-        }
+    std::unique_lock<std::mutex> lock(m.mutex);
+    // One wait: the Bridge's on_joined, the handler's stop and the reaper wake
+    // it; only the join timeout is a deadline.
+    m.cv.wait_until(lock, deadline, [&] {
+        return m.joined || !m.stranger.empty() || m.stopped || m.child_exited;
+    });
+    if (m.joined) return;
+    if (!m.stranger.empty()) {
+        throw std::runtime_error("a remote participant that is not the controller joined ('" + m.stranger +
+                                 "', expected '" + std::string(kControllerName) + "')");
     }
+    if (m.child_exited) {
+        throw std::runtime_error("the remote controller exited with status " + std::to_string(*m.stats.child_status) +
+                                 " before it joined");
+    }
+    if (m.stopped) throw std::runtime_error("the simulation stopped before the remote controller joined");
+    char text[96];
+    std::snprintf(text, sizeof text, "no remote controller joined within %g s (--remote-join-timeout)",
+                  m.options.join_timeout_s);
+    throw std::runtime_error(text);
 }
 
 bool RemoteControllerLink::wait_done()
 {
     Impl& m = *impl_;
     std::unique_lock<std::mutex> lock(m.mutex);
-    // The final release, the handler's stop and the child's exit notify; a
-    // controller that leaves without a release at the end (wait mode, where no
-    // child is watched) is seen in the Bridge's counts: checked every 250 ms.
-    // The DDS liveliness lease (issue 13, point 4) will make that an event too.
-    for (;;) {
-        if (m.stats.done) return true;
-        if (m.stopped || m.child_exited) return false;
-        lock.unlock();
-        const bool left = m.bridge->stats().leaves > 0;
-        lock.lock();
-        if (left && !m.stats.done) return false;
-        m.cv.wait_for(lock, 250ms, [&] { return m.stats.done || m.stopped || m.child_exited; });
-    }
+    // The final release (done), the handler's stop, the child's exit and the
+    // controller's leave (the Bridge's on_left: it left, or it was revoked
+    // when its liveliness lease expired) each notify: no timed re-checks.
+    m.cv.wait(lock, [&] { return m.stats.done || m.stopped || m.child_exited || m.left.has_value(); });
+    return m.stats.done;
 }
 
 RemoteControllerStats RemoteControllerLink::finish()

@@ -80,10 +80,15 @@ public:
     RemoteControllerLink& operator=(const RemoteControllerLink&) = delete;
 
     // Blocks until the controller has joined (the handler has it registered).
-    // @throws std::runtime_error after join_timeout_s, or if the child exited.
+    // Woken by the Bridge's on_joined, the handler's stop and the child's exit;
+    // nothing is polled.
+    // @throws std::runtime_error after join_timeout_s, or if the child exited,
+    //         the handler stopped, or another participant joined first.
     void wait_joined();
     // Blocks until the final access has been served (true), or the handler
-    // stopped, the child exited, or the controller left first (false).
+    // stopped, the child exited, or the controller left first (false): it
+    // left, or it was revoked when its liveliness lease expired (the Bridge's
+    // on_left). No timeout: one of these always comes.
     bool wait_done();
     // After the handler stopped: waits (a few seconds at most, then kills it)
     // for the child to exit, and returns the stats.

@@ -106,6 +106,9 @@ struct Bridge::Impl {
     mutable std::condition_variable changed;
     BridgeStats stats;
     std::vector<std::string> names;
+    // The handler has stopped (its stopped event, or stopped before the
+    // subscription): the waits end.
+    bool handler_stopped = false;
 
     Impl(SimSyncHandler& h, std::shared_ptr<Participant> p, BridgeConfig c) : handler(h), participant(std::move(p)), config(std::move(c)) {}
 
@@ -269,8 +272,8 @@ struct Bridge::Impl {
             if (const auto it = remotes.find(m.participant); it != remotes.end() && it->second->lost) {
                 // A new incarnation of a participant lost under the pause
                 // policy: it replaces the lost one.
-                remove(it->second);
                 update([](BridgeStats& st) { ++st.replaced; });
+                remove(it->second, LeaveReason::replaced);
                 if (inbox.accept(m).verdict == V::new_announce) {
                     on_announce(m, std::get<remote::Announce>(m.body), writer_handle);
                 }
@@ -304,8 +307,8 @@ struct Bridge::Impl {
                 } else if constexpr (std::is_same_v<T, remote::Cancel>) {
                     on_cancel(*rec, body.request);
                 } else if constexpr (std::is_same_v<T, remote::Leave>) {
-                    remove(rec);
                     update([](BridgeStats& st) { ++st.leaves; });
+                    remove(rec, LeaveReason::left);
                 }
             },
             m.body);
@@ -344,6 +347,12 @@ struct Bridge::Impl {
         o.state = state_code(handler.state());
         o.now = handler.now().time_since_epoch().count();
         send(std::move(o), rec.get());
+        if (config.on_joined) {
+            try {
+                config.on_joined(rec->info);
+            } catch (...) {
+            }
+        }
     }
 
     // The participant gave up on a request (timeout, stop_token). Whether the
@@ -498,7 +507,8 @@ struct Bridge::Impl {
     }
 
     // By value: the caller's reference may be the map entry erased here.
-    void remove(std::shared_ptr<Remote> rec)
+    // Tells on_left last, once the participant is gone everywhere.
+    void remove(std::shared_ptr<Remote> rec, LeaveReason reason)
     {
         rec->gone = true;
         if (rec->pending && rec->cancel) rec->cancel->emit(boost::asio::cancellation_type::terminal);
@@ -512,6 +522,46 @@ struct Bridge::Impl {
             std::erase(names, rec->info.name);
         }
         changed.notify_all();
+        if (config.on_left) {
+            try {
+                config.on_left(rec->info, reason);
+            } catch (...) {
+            }
+        }
+    }
+
+    void note_stopped()
+    {
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            handler_stopped = true;
+        }
+        changed.notify_all();
+    }
+
+    // The waits: `done` is checked with `mutex` held; see bridge.hpp.
+    template <class Done>
+    bool wait(WallClock::duration timeout, Done done) const
+    {
+        // Read before taking our lock, so that the two locks never nest;
+        // a stop after this read arrives as the event.
+        const bool stopped_before = handler.state() == HandlerState::stopped;
+        std::unique_lock<std::mutex> lock(mutex);
+        bool held = done();
+        if (held || stopped_before) return held;
+        auto ended = [&] {
+            held = done();
+            return held || handler_stopped;
+        };
+        // Saturated: a timeout of duration::max() (or near it) waits for the
+        // condition or the stop only.
+        const WallTime now = WallClock::now();
+        if (timeout >= WallTime::max() - now) {
+            changed.wait(lock, ended);
+        } else {
+            changed.wait_until(lock, now + timeout, ended);
+        }
+        return held;
     }
 
     // A writer's liveliness changed (posted by the listener). Samples it wrote
@@ -552,7 +602,7 @@ struct Bridge::Impl {
                     " expired (its process died, the link to it is lost, or it is stopped longer than its lease)";
         if (config.on_lost == LostParticipantPolicy::revoke) {
             const std::optional<std::uint64_t> pending = rec->pending;
-            remove(rec);
+            remove(rec, LeaveReason::lost);
             Revoked& r = revoked[rec->info.name];
             r = Revoked{rec->info.incarnation, rec->reader, rec->out_seq};
             if (pending) refuse_revoked(rec->info.name, r, *pending, rec->pending_time);
@@ -680,9 +730,14 @@ void Bridge::Impl::start()
     exec.sync([&] { reader = detail::Entity(detail::check(r, "creating the Bridge's DDS reader")); });
     post(&Impl::drain); // samples that arrived before `reader` was set
 
-    subscription = handler.subscribe([weak = weak_self](const HandlerEvent&) {
-        if (auto self = weak.lock()) self->post(&Impl::broadcast_state);
+    subscription = handler.subscribe([weak = weak_self](const HandlerEvent& e) {
+        auto self = weak.lock();
+        if (!self) return;
+        if (e.kind == HandlerEvent::Kind::stopped) self->note_stopped();
+        self->post(&Impl::broadcast_state);
     });
+    // Stopped before the subscription: no event will come.
+    if (handler.state() == HandlerState::stopped) note_stopped();
 }
 
 void Bridge::Impl::close()
@@ -697,7 +752,18 @@ void Bridge::Impl::close()
         send(std::move(o), rec.get());
     }
     closing = true;
-    while (!remotes.empty()) remove(remotes.begin()->second);
+    while (!remotes.empty()) remove(remotes.begin()->second, LeaveReason::closing);
+}
+
+const char* to_string(LeaveReason reason) noexcept
+{
+    switch (reason) {
+    case LeaveReason::left: return "left";
+    case LeaveReason::lost: return "lost";
+    case LeaveReason::replaced: return "replaced";
+    case LeaveReason::closing: return "closing";
+    }
+    return "?";
 }
 
 const char* to_string(LostParticipantPolicy policy) noexcept
@@ -755,15 +821,14 @@ std::uint64_t Bridge::incarnation() const noexcept { return impl_->incarnation; 
 
 bool Bridge::wait_for_participants(std::size_t count, WallClock::duration timeout) const
 {
-    std::unique_lock<std::mutex> lock(impl_->mutex);
-    return impl_->changed.wait_for(lock, timeout, [&] { return impl_->names.size() >= count; });
+    return impl_->wait(timeout, [&] { return impl_->names.size() >= count; });
 }
 
 std::vector<std::string> Bridge::wait_for_participants(const std::vector<std::string>& names,
                                                        WallClock::duration timeout) const
 {
     std::vector<std::string> missing;
-    auto all_in = [&] {
+    impl_->wait(timeout, [&] {
         missing.clear();
         for (const std::string& name : names) {
             if (std::find(impl_->names.begin(), impl_->names.end(), name) == impl_->names.end()) {
@@ -771,16 +836,13 @@ std::vector<std::string> Bridge::wait_for_participants(const std::vector<std::st
             }
         }
         return missing.empty();
-    };
-    std::unique_lock<std::mutex> lock(impl_->mutex);
-    impl_->changed.wait_for(lock, timeout, all_in);
+    });
     return missing;
 }
 
 bool Bridge::wait_until(const std::function<bool(const BridgeStats&)>& done, WallClock::duration timeout) const
 {
-    std::unique_lock<std::mutex> lock(impl_->mutex);
-    return impl_->changed.wait_for(lock, timeout, [&] { return done(impl_->stats); });
+    return impl_->wait(timeout, [&] { return done(impl_->stats); });
 }
 
 } // namespace simsync::dds

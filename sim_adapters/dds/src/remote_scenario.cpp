@@ -112,6 +112,11 @@ void start_together(SimSyncHandler& handler, const Bridge& bridge, const std::ve
     if (!missing.empty()) {
         std::string names;
         for (const std::string& m : missing) names += (names.empty() ? "'" : ", '") + m + "'";
+        // The wait ends early only for a stop (final: no race in asking now).
+        if (handler.state() == HandlerState::stopped) {
+            throw Error(errc::stopped, "simsync: the simulation did not start: the handler stopped before everyone "
+                                       "had joined (" + names + " had not)");
+        }
         throw Error(errc::timed_out, "simsync: the simulation did not start: " + names + " had not joined within " +
                                          format_seconds(std::chrono::duration_cast<SimDuration>(timeout)) + " s");
     }

@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <future>
@@ -35,6 +36,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 using namespace std::chrono_literals;
@@ -883,4 +885,262 @@ TEST_CASE_FIXTURE(Host, "Remote.CrossProcess.AnotherDomainTagOrPartitionNeverJoi
     const sd::BridgeStats s = bridge.stats();
     CHECK(s.announces == 1); // the worker only
     CHECK(s.rejected.total() == 0);
+}
+
+// ------------------------------------------------- joins and leaves, as told
+
+namespace {
+
+// What BridgeConfig::on_joined / on_left were told, as seen on the loop.
+struct Told {
+    std::string what; // "joined", or the LeaveReason
+    std::string name;
+    std::uint64_t incarnation = 0;
+    bool on_loop = false;
+    bool listed = false; // participants() named it during the call
+};
+
+class TellingLog {
+public:
+    // Callbacks for `config`; `loop` is the Bridge's; `bridge` is read in the calls.
+    void attach(sd::BridgeConfig& config, const simsync::EventLoop& loop, const std::atomic<sd::Bridge*>& bridge)
+    {
+        auto record = [this, &loop, &bridge](std::string what, const sd::RemoteParticipantInfo& who) {
+            Told t{std::move(what), who.name, who.incarnation, loop.executor().running_in_this_thread(), false};
+            if (const sd::Bridge* b = bridge.load()) {
+                const auto names = b->participants();
+                t.listed = std::find(names.begin(), names.end(), who.name) != names.end();
+            }
+            {
+                std::lock_guard<std::mutex> guard(mutex_);
+                told_.push_back(std::move(t));
+            }
+            changed_.notify_all();
+        };
+        config.on_joined = [record](const sd::RemoteParticipantInfo& who) { record("joined", who); };
+        config.on_left = [record](const sd::RemoteParticipantInfo& who, sd::LeaveReason why) {
+            record(sd::to_string(why), who);
+        };
+    }
+    // Everything told once there are `n` (or after kWait).
+    std::vector<Told> wait_for(std::size_t n)
+    {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait_for(lock, kWait, [&] { return told_.size() >= n; });
+        return told_;
+    }
+
+private:
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::vector<Told> told_;
+};
+
+} // namespace
+
+TEST_CASE("Remote.Join.JoinedAndLeftAreToldOncePerParticipantOnTheLoop" * doctest::timeout(120))
+{
+    sd::testing::DomainLease lease;
+    auto participant = sd::Participant::create(lease.config(true));
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms});
+    simsync::EventLoop loop;
+    std::atomic<sd::Bridge*> self{nullptr};
+    TellingLog log;
+    sd::BridgeConfig config;
+    log.attach(config, loop, self);
+    auto bridge = std::make_unique<sd::Bridge>(handler, participant, config, loop.executor());
+    self = bridge.get();
+
+    // A participant in another process: joins, is granted 3 times, leaves.
+    sd::testing::ChildProcess worker(child_args(lease, {"worker", 0, 0, 1'000'000, 3}));
+    CHECK(worker.read_until([](const std::string& l) { return l == "done"; }, kWait));
+    CHECK(worker.wait(kWait) == 0);
+    std::vector<Told> told = log.wait_for(2);
+    REQUIRE(told.size() == 2);
+    CHECK(told[0].what == "joined");
+    CHECK(told[0].name == "worker");
+    CHECK(told[0].listed);
+    CHECK(told[1].what == "left");
+    CHECK(told[1].name == "worker");
+    CHECK(told[1].incarnation == told[0].incarnation);
+    CHECK_FALSE(told[1].listed);
+    CHECK(bridge->stats().leaves == 1);
+
+    // A refused announce (a duplicate name) is no join; a participant still
+    // registered when the Bridge goes is told `closing`.
+    auto stays = std::make_unique<sd::RemoteAccessor>(participant, "stays");
+    CHECK_THROWS_AS(sd::RemoteAccessor(participant, "stays"), simsync::Error);
+    CHECK(bridge->stats().refused_announces == 1);
+    self = nullptr;
+    bridge.reset();
+    told = log.wait_for(4);
+    REQUIRE(told.size() == 4);
+    CHECK(told[2].what == "joined");
+    CHECK(told[2].name == "stays");
+    CHECK(told[2].incarnation == stays->incarnation());
+    CHECK(told[3].what == "closing");
+    CHECK(told[3].name == "stays");
+    CHECK(told[3].incarnation == stays->incarnation());
+    for (const Told& t : told) CHECK(t.on_loop);
+}
+
+// ------------------------------------------------- the waits and the handler's stop
+
+namespace {
+
+constexpr auto kLongTimeout = 60s; // a wait that lasts this long has missed the stop
+
+enum class BridgeWait { count, names, until };
+const char* name_of(BridgeWait w)
+{
+    switch (w) {
+    case BridgeWait::count: return "wait_for_participants(count)";
+    case BridgeWait::names: return "wait_for_participants(names)";
+    case BridgeWait::until: return "wait_until";
+    }
+    return "?";
+}
+
+struct WaitOutcome {
+    bool held = false;                  // what it waited for holds
+    std::vector<std::string> missing;   // names: what it returned
+    std::chrono::steady_clock::duration took{};
+};
+
+// Waits with kLongTimeout for what cannot happen (no participant joins).
+WaitOutcome wait_for_nobody(const sd::Bridge& bridge, BridgeWait w)
+{
+    WaitOutcome o;
+    const auto start = std::chrono::steady_clock::now();
+    switch (w) {
+    case BridgeWait::count: o.held = bridge.wait_for_participants(1, kLongTimeout); break;
+    case BridgeWait::names:
+        o.missing = bridge.wait_for_participants(std::vector<std::string>{"a", "b"}, kLongTimeout);
+        o.held = o.missing.empty();
+        break;
+    case BridgeWait::until:
+        o.held = bridge.wait_until([](const sd::BridgeStats& s) { return s.announces > 0; }, kLongTimeout);
+        break;
+    }
+    o.took = std::chrono::steady_clock::now() - start;
+    return o;
+}
+
+void check_ended_by_the_stop(const WaitOutcome& o, BridgeWait w, const simsync::SimSyncHandler& handler)
+{
+    INFO(name_of(w));
+    CHECK_FALSE(o.held);
+    CHECK(o.took < kLongTimeout);
+    if (w == BridgeWait::names) CHECK(o.missing == std::vector<std::string>{"a", "b"});
+    CHECK(handler.state() == simsync::HandlerState::stopped); // how the caller tells it from a timeout
+}
+
+} // namespace
+
+// A stop from another thread ends each wait long before its timeout.
+TEST_CASE("Remote.Wait.AStopFromAnotherThreadEndsEachWait" * doctest::timeout(120))
+{
+    sd::testing::DomainLease lease;
+    auto participant = sd::Participant::create(lease.config(true));
+    for (BridgeWait w : {BridgeWait::count, BridgeWait::names, BridgeWait::until}) {
+        simsync::CountingWorld world;
+        simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
+        sd::Bridge bridge(handler, participant);
+        std::promise<void> go;
+        std::thread stopper([&handler, started = go.get_future()] {
+            started.wait();
+            handler.stop();
+        });
+        go.set_value();
+        const WaitOutcome o = wait_for_nobody(bridge, w);
+        stopper.join();
+        check_ended_by_the_stop(o, w, handler);
+    }
+}
+
+// The stop lands while wait_until is blocked: its predicate's first call (with
+// the Bridge's lock held) lets the stopper go, and the Bridge can only take
+// the stop under that lock once the wait has released it to block.
+TEST_CASE("Remote.Wait.AStopWhileBlockedEndsTheWait" * doctest::timeout(120))
+{
+    sd::testing::DomainLease lease;
+    auto participant = sd::Participant::create(lease.config(true));
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
+    sd::Bridge bridge(handler, participant);
+    std::promise<void> go;
+    std::thread stopper([&handler, started = go.get_future()] {
+        started.wait();
+        handler.stop();
+    });
+    bool first = true;
+    const auto start = std::chrono::steady_clock::now();
+    const bool held = bridge.wait_until(
+        [&](const sd::BridgeStats& s) {
+            if (std::exchange(first, false)) go.set_value();
+            return s.announces > 0;
+        },
+        kLongTimeout);
+    const auto took = std::chrono::steady_clock::now() - start;
+    stopper.join();
+    CHECK_FALSE(held);
+    CHECK(took < kLongTimeout);
+    CHECK(handler.state() == simsync::HandlerState::stopped);
+}
+
+// A handler stopped before the wait (before the Bridge was made, or after)
+// ends each wait at once; what holds already is still reported as holding.
+TEST_CASE("Remote.Wait.AnAlreadyStoppedHandlerEndsEachWaitAtOnce" * doctest::timeout(120))
+{
+    sd::testing::DomainLease lease;
+    auto participant = sd::Participant::create(lease.config(true));
+    for (const bool before_the_bridge : {true, false}) {
+        CAPTURE(before_the_bridge);
+        simsync::CountingWorld world;
+        simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
+        if (before_the_bridge) handler.stop();
+        sd::Bridge bridge(handler, participant);
+        if (!before_the_bridge) handler.stop();
+        for (BridgeWait w : {BridgeWait::count, BridgeWait::names, BridgeWait::until}) {
+            check_ended_by_the_stop(wait_for_nobody(bridge, w), w, handler);
+        }
+        CHECK(bridge.wait_for_participants(0, kLongTimeout));
+        CHECK(bridge.wait_for_participants(std::vector<std::string>{}, kLongTimeout).empty());
+        CHECK(bridge.wait_until([](const sd::BridgeStats& s) { return s.announces == 0; }, kLongTimeout));
+    }
+}
+
+// The stop racing the wait's start, over many rounds and every wait: each
+// wait ends, none lasts until its timeout.
+TEST_CASE("Remote.Stress.StopRacingTheWaits" * doctest::timeout(300))
+{
+    sd::testing::DomainLease lease;
+    auto participant = sd::Participant::create(lease.config(true));
+    constexpr int kRounds = 300;
+    std::mt19937 random(20261126);
+    std::vector<std::string> failures; // checked after the rounds
+    for (int round = 0; round < kRounds; ++round) {
+        const auto w = static_cast<BridgeWait>(round % 3);
+        const int yields = static_cast<int>(random() % 64);
+        simsync::CountingWorld world;
+        simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
+        sd::Bridge bridge(handler, participant);
+        std::promise<void> go;
+        std::thread stopper([&handler, yields, started = go.get_future()] {
+            started.wait();
+            for (int i = 0; i < yields; ++i) std::this_thread::yield();
+            handler.stop();
+        });
+        go.set_value();
+        const WaitOutcome o = wait_for_nobody(bridge, w);
+        stopper.join();
+        if (o.held || o.took >= kLongTimeout || handler.state() != simsync::HandlerState::stopped) {
+            failures.push_back("round " + std::to_string(round) + " " + name_of(w) + ": held=" +
+                               std::to_string(o.held) + " took " +
+                               std::to_string(std::chrono::duration<double>(o.took).count()) + " s");
+        }
+    }
+    CHECK(failures.empty());
+    for (const std::string& f : failures) MESSAGE(f);
 }

@@ -84,6 +84,46 @@ private:
     std::vector<simsync::Diagnostic> ended_;
 };
 
+// The Bridge's join and leave notifications (on its loop thread), as
+// "joined <name>" and "<reason> <name>".
+class JoinLog {
+public:
+    void attach(sd::BridgeConfig& config)
+    {
+        config.on_joined = [this](const sd::RemoteParticipantInfo& who) { add("joined " + who.name); };
+        config.on_left = [this](const sd::RemoteParticipantInfo& who, sd::LeaveReason why) {
+            add(std::string(sd::to_string(why)) + " " + who.name);
+        };
+    }
+    // What was told, once there are `n` entries (or after kWait), sorted.
+    std::vector<std::string> wait_for(std::size_t n)
+    {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait_for(lock, kWait, [&] { return told_.size() >= n; });
+        std::vector<std::string> out = told_;
+        std::sort(out.begin(), out.end());
+        return out;
+    }
+    bool contains(const std::string& entry)
+    {
+        std::lock_guard<std::mutex> guard(mutex_);
+        return std::find(told_.begin(), told_.end(), entry) != told_.end();
+    }
+
+private:
+    void add(std::string entry)
+    {
+        {
+            std::lock_guard<std::mutex> guard(mutex_);
+            told_.push_back(std::move(entry));
+        }
+        changed_.notify_all();
+    }
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::vector<std::string> told_;
+};
+
 // Polls the handler's snapshot (bounded in time) until `done` holds.
 bool wait_for_snapshot(const simsync::SimSyncHandler& handler, const std::function<bool(const simsync::Snapshot&)>& done)
 {
@@ -201,6 +241,8 @@ void kill_a_participant(Moment moment, sd::LostParticipantPolicy policy)
     sd::BridgeConfig config;
     config.lease = kLease;
     config.on_lost = policy;
+    JoinLog joins;
+    joins.attach(config);
     sd::Bridge bridge(handler, participant, config);
 
     constexpr int kLocalCount = 10;
@@ -262,6 +304,8 @@ void kill_a_participant(Moment moment, sd::LostParticipantPolicy policy)
 
     if (policy == sd::LostParticipantPolicy::revoke) {
         CHECK(report->message.find("revoked") != std::string::npos);
+        // Told before the report (on the same thread): it left, lost.
+        CHECK(joins.contains("lost victim"));
         // The others see nothing but the revocation: the victim is gone from
         // the snapshot, and they finish their sequences.
         CHECK(find(handler.snapshot(), "victim") == nullptr);
@@ -280,6 +324,8 @@ void kill_a_participant(Moment moment, sd::LostParticipantPolicy policy)
         sd::testing::ChildProcess again(child_args(lease, {"victim", at, 1'000'000, 3, {}}));
         REQUIRE(again.read_until([](const std::string& l) { return starts_with(l, "joined "); }, kWait));
         CHECK(bridge.stats().replaced == 1);
+        CHECK_FALSE(joins.contains("lost victim")); // kept: not a leave
+        CHECK(joins.contains("replaced victim"));
         handler.resume();
         CHECK(again.read_until([](const std::string& l) { return l == "done"; }, kWait));
         CHECK(again.wait(kWait) == 0);
@@ -318,6 +364,13 @@ void kill_a_participant(Moment moment, sd::LostParticipantPolicy policy)
     CHECK(s.refused_announces == 0);
     CHECK(s.protocol_errors == 0);
     CHECK(log.ended() == 1);
+    // Each join told once, each participant's end once with its reason: the
+    // victim's loss (revoke) or replacement (pause), the others' leaves.
+    const std::string victim_end = policy == sd::LostParticipantPolicy::revoke ? "lost victim" : "replaced victim";
+    std::vector<std::string> expected{"joined other", "joined victim", "joined victim", "left other", "left victim",
+                                      victim_end};
+    std::sort(expected.begin(), expected.end());
+    CHECK(joins.wait_for(expected.size()) == expected);
 }
 
 } // namespace

@@ -13,7 +13,9 @@
 #include <simsync/simsync.hpp>
 
 #include <chrono>
+#include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -202,4 +204,50 @@ TEST_CASE("RemoteScenario.Start.TogetherOnceAllExpectedHaveJoined" * doctest::ti
         REQUIRE(granted[i].size() == 5);
         for (int k = 1; k <= 5; ++k) CHECK(granted[i][static_cast<std::size_t>(k - 1)] == simsync::sim_time(k * 1ms));
     }
+}
+
+// A stop before everyone has joined ends the start at once (not at its
+// timeout) with `stopped`, told apart from a timeout; so does a handler that
+// is stopped already.
+TEST_CASE("RemoteScenario.Start.AStopBeforeEveryoneJoinedEndsItStopped" * doctest::timeout(120))
+{
+    sd::testing::DomainLease lease;
+    auto participant = sd::Participant::create(lease.config(true));
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
+    sd::Bridge bridge(handler, participant);
+    sd::RemoteAccessor a(participant, "a");
+    constexpr auto kLongTimeout = 60s;
+
+    auto start = [&]() -> std::optional<simsync::Error> {
+        try {
+            sd::start_together(handler, bridge, {"a", "b"}, kLongTimeout);
+        } catch (const simsync::Error& e) {
+            return e;
+        }
+        return std::nullopt;
+    };
+    std::promise<void> go;
+    std::thread stopper([&handler, started = go.get_future()] {
+        started.wait();
+        handler.stop();
+    });
+    go.set_value();
+    const auto begun = std::chrono::steady_clock::now();
+    const std::optional<simsync::Error> error = start();
+    const auto took = std::chrono::steady_clock::now() - begun;
+    stopper.join();
+    CHECK(took < kLongTimeout);
+    REQUIRE(error);
+    CHECK(error->code() == simsync::errc::stopped);
+    const std::string what = error->what();
+    INFO(what);
+    CHECK(what.find("the handler stopped before everyone had joined") != std::string::npos);
+    CHECK(what.find("'b'") != std::string::npos);
+    CHECK(what.find("'a'") == std::string::npos);
+
+    // Stopped already: the same, at once.
+    const std::optional<simsync::Error> again = start();
+    REQUIRE(again);
+    CHECK(again->code() == simsync::errc::stopped);
 }

@@ -48,6 +48,22 @@ enum class LostParticipantPolicy {
 };
 const char* to_string(LostParticipantPolicy policy) noexcept;
 
+/// Why a remote participant stopped being one of the Bridge's (BridgeConfig::on_left).
+enum class LeaveReason {
+    /// It said so (LEAVE): its RemoteAccessor was destroyed.
+    left,
+    /// Its liveliness lease expired and the policy is revoke
+    /// (LostParticipantPolicy::revoke): revoked.
+    lost,
+    /// It was lost under the pause policy and a new incarnation of its name
+    /// joined in its place (BridgeStats::replaced); on_joined follows for the
+    /// new one.
+    replaced,
+    /// The Bridge is being destroyed while it was registered.
+    closing,
+};
+const char* to_string(LeaveReason reason) noexcept;
+
 /// Configuration of a Bridge. A value type.
 struct BridgeConfig {
     /// The DDS partition; participants must use the same one.
@@ -76,6 +92,28 @@ struct BridgeConfig {
     /// Bridge's loop thread, also for an empty payload. A throw is counted as a
     /// payload_failure; the access is released all the same. Optional.
     std::function<void(const RemoteParticipantInfo&, Access&, std::span<const std::uint8_t>)> apply_release{};
+    /// A participant joined: it is registered with the handler and listed by
+    /// participants(), and its welcome is on its way. Not called for an
+    /// announce the Bridge refuses (duplicate name, invalid options).
+    /// Optional.
+    std::function<void(const RemoteParticipantInfo&)> on_joined{};
+    /// A participant that on_joined announced is no longer registered (its
+    /// pending request withdrawn, its held access released, its name gone from
+    /// participants()), for `reason`. Exactly once per on_joined, the last
+    /// ones (closing) from inside the Bridge's destructor. An operator's
+    /// SimSyncHandler::revoke of a remote participant is not a leave for the
+    /// Bridge: on_left comes when the participant leaves or the Bridge closes.
+    /// Optional.
+    ///
+    /// Both are called on the Bridge's loop thread, one at a time, in the order
+    /// of the events, after the BridgeStats of the event are counted (`leaves`,
+    /// `lost`, `replaced`) and without the Bridge's lock held, so they may call
+    /// any member of the Bridge except the destructor, and any member of the
+    /// handler. They hold up every participant's traffic while they run: they
+    /// must not block (no wait_for_participants / wait_until, no waiting for
+    /// another participant's progress), must not destroy the Bridge, and must
+    /// not throw (a throw is caught and dropped).
+    std::function<void(const RemoteParticipantInfo&, LeaveReason)> on_left{};
 };
 
 /// What a Bridge did and dropped. A value type.
@@ -147,11 +185,15 @@ struct BridgeStats {
 ///
 /// Topics, QoS, the sequence of a grant, liveness: docs/remote.md.
 ///
+/// Joins and leaves are told by BridgeConfig::on_joined and on_left, on the
+/// loop's thread: waiting for a participant to come or go needs no polling.
+///
 /// Copy/move: neither. Thread safety: every member from any thread except the
-/// destructor (not from the loop's thread, nor from a callback). Destruction
-/// withdraws pending requests, releases held accesses and deregisters every
-/// remote participant; the handler must outlive the Bridge, and a loop given
-/// to it must too.
+/// destructor (not from the loop's thread, nor from a callback) and the waits
+/// (not from the loop's thread). Destruction withdraws pending requests,
+/// releases held accesses and deregisters every remote participant (on_left:
+/// closing); the handler must outlive the Bridge, and a loop given to it must
+/// too.
 class Bridge {
 public:
     /// Creates the topics, reader and writer in `participant` and starts
@@ -169,15 +211,30 @@ public:
     BridgeStats stats() const;
     /// The host's incarnation (random; participants check it on every message).
     std::uint64_t incarnation() const noexcept;
-    /// Blocks until at least `count` remote participants are registered, or
-    /// `timeout` passes. @return whether they are.
+    // The waits below end in one of three ways: what they wait for holds
+    // (checked first: it wins over the others), the handler stops (at once,
+    // through the handler's stopped event; also when it is stopped already
+    // when the wait begins), or `timeout` passes. A negative result means
+    // "stopped" if handler.state() == HandlerState::stopped, else "timed out":
+    // a stop is final, so checking the state after the return is no race (a
+    // stop just after a timeout reads as stopped, which it also is). They do
+    // not outlast the stop: for what comes after it (the participants'
+    // leaves), use BridgeConfig::on_left; stats() and participants() still
+    // answer. Any thread except the Bridge's loop thread (the waits need it to
+    // make progress), so not from a BridgeConfig callback.
+
+    /// Blocks until at least `count` remote participants are registered, the
+    /// handler stops, or `timeout` passes. @return whether they are.
     bool wait_for_participants(std::size_t count, WallClock::duration timeout) const;
-    /// Blocks until every participant named in `names` is registered, or
-    /// `timeout` passes. @return the names still missing (empty: all joined).
+    /// Blocks until every participant named in `names` is registered, the
+    /// handler stops, or `timeout` passes. @return the names still missing
+    /// (empty: all joined).
     std::vector<std::string> wait_for_participants(const std::vector<std::string>& names,
                                                    WallClock::duration timeout) const;
-    /// Blocks until `done(stats())` or `timeout` passes; re-checked whenever
-    /// the Bridge has processed a message. @return whether `done` held.
+    /// Blocks until `done(stats())`, the handler stops, or `timeout` passes;
+    /// `done` is called with the Bridge's lock held (it must not call the
+    /// Bridge) and re-checked whenever the Bridge has processed a message.
+    /// @return whether `done` held.
     bool wait_until(const std::function<bool(const BridgeStats&)>& done, WallClock::duration timeout) const;
 
 private:

@@ -106,8 +106,13 @@ RemoteParticipantSettings parse_remote_participant(const ConfigNode& node);
 /// `expect` has joined `bridge` (is registered with the handler), then resumes
 /// `handler` (which the host started paused), so that they all begin at the
 /// same simulated instant. Call on the host's thread that starts the run.
+/// Ends as soon as the handler stops (also when it is stopped already), not
+/// at the timeout.
 /// @throws simsync::Error (timed_out) naming the participants that had not
 ///         joined within `timeout`; the handler then stays paused.
+/// @throws simsync::Error (stopped) if the handler stopped before everyone
+///         joined ("the handler stopped before everyone had joined ('b' had
+///         not)"); nothing is resumed.
 void start_together(SimSyncHandler& handler, const Bridge& bridge, const std::vector<std::string>& expect,
                     WallClock::duration timeout);
 
