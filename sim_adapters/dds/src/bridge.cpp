@@ -27,6 +27,7 @@ using Guid = std::array<std::uint8_t, 16>;
 // and payload the wire views are kept here under the same names (hiding the
 // views, which write_now points at them), and the kind as its enum.
 struct Outgoing : remote::ToParticipantWire {
+    dds_entity_t via = 0; // the writer it goes through
     Guid reader{};
     std::string participant;
     remote::ToParticipantKind kind = remote::ToParticipantKind::state;
@@ -57,7 +58,17 @@ struct Bridge::Impl {
     detail::Entity to_host_topic;
     detail::Entity to_participant_topic;
     detail::Entity reader; // deleted on the loop's thread (the drain uses it there)
+    // In the partition itself: refusals of announces, written before (or
+    // without) a writer for the name.
     detail::Entity writer;
+    // One writer per participant name, in that name's own partition
+    // (detail::participant_partition), so that what the host writes to one
+    // participant reaches that participant's process only. Kept while the name
+    // is lost or revoked (a dead reader may still be matched: deleting a writer
+    // with samples it has not acknowledged would block for Cyclone's linger
+    // time) and reused when the name joins again; deleted when it leaves and
+    // when the Bridge closes. Loop thread only.
+    std::map<std::string, detail::Entity> writers;
     // Set once before the entities exist; the listeners post jobs holding a copy.
     std::weak_ptr<Impl> weak_self;
     std::atomic<bool> drain_posted{false};
@@ -66,6 +77,7 @@ struct Bridge::Impl {
     // The remote participants: touched on the loop's thread only.
     struct Remote {
         RemoteParticipantInfo info;
+        dds_entity_t out = 0; // its writer (owned by `writers`)
         Guid reader{};
         Accessor accessor;
         bool matched = false; // the writer has matched its reader: messages go out at once
@@ -130,16 +142,17 @@ struct Bridge::Impl {
     }
 
     // ---------------------------------------------------------- writing
-    bool reader_matched(const Guid& g) const
+    // Whether writer `w` has matched the reader whose GUID is `g`.
+    static bool reader_matched(dds_entity_t w, const Guid& g)
     {
         std::vector<dds_instance_handle_t> handles(16);
-        dds_return_t n = dds_get_matched_subscriptions(writer.get(), handles.data(), handles.size());
+        dds_return_t n = dds_get_matched_subscriptions(w, handles.data(), handles.size());
         if (n > static_cast<dds_return_t>(handles.size())) {
             handles.resize(static_cast<std::size_t>(n) + 16);
-            n = dds_get_matched_subscriptions(writer.get(), handles.data(), handles.size());
+            n = dds_get_matched_subscriptions(w, handles.data(), handles.size());
         }
         for (dds_return_t i = 0; i < std::min<dds_return_t>(n, static_cast<dds_return_t>(handles.size())); ++i) {
-            dds_builtintopic_endpoint_t* ep = dds_get_matched_subscription_data(writer.get(), handles[static_cast<std::size_t>(i)]);
+            dds_builtintopic_endpoint_t* ep = dds_get_matched_subscription_data(w, handles[static_cast<std::size_t>(i)]);
             if (!ep) continue;
             const bool same = std::memcmp(ep->key.v, g.data(), 16) == 0;
             dds_builtintopic_free_endpoint(ep);
@@ -157,7 +170,7 @@ struct Bridge::Impl {
         w.text = o.text;
         w.payload = o.payload;
         const simsync_remote_ToParticipant s = detail::sample_of(w);
-        if (dds_write(writer.get(), &s) < 0) update([](BridgeStats& st) { ++st.write_failures; });
+        if (dds_write(o.via, &s) < 0) update([](BridgeStats& st) { ++st.write_failures; });
     }
 
     // Sends `o` once the writer has matched the reader it is for: a welcome
@@ -173,7 +186,7 @@ struct Bridge::Impl {
             write_now(o);
             return;
         }
-        if (!queued && reader_matched(o.reader)) {
+        if (!queued && reader_matched(o.via, o.reader)) {
             if (rec) rec->matched = true;
             write_now(o);
             return;
@@ -185,11 +198,12 @@ struct Bridge::Impl {
     void on_matched()
     {
         if (closing) return;
-        std::map<Guid, bool> matched; // asked once per reader
+        std::map<std::pair<dds_entity_t, Guid>, bool> matched; // asked once per writer and reader
         std::vector<Outgoing> still;
         for (Outgoing& o : waiting_for_match) {
-            auto it = matched.find(o.reader);
-            if (it == matched.end()) it = matched.emplace(o.reader, reader_matched(o.reader)).first;
+            const std::pair<dds_entity_t, Guid> key{o.via, o.reader};
+            auto it = matched.find(key);
+            if (it == matched.end()) it = matched.emplace(key, reader_matched(o.via, o.reader)).first;
             if (it->second) {
                 write_now(o);
             } else {
@@ -198,7 +212,7 @@ struct Bridge::Impl {
         }
         waiting_for_match = std::move(still);
         for (auto& [name, rec] : remotes) {
-            const auto it = matched.find(rec->reader);
+            const auto it = matched.find({rec->out, rec->reader});
             if (it != matched.end() && it->second) rec->matched = true;
         }
     }
@@ -206,6 +220,7 @@ struct Bridge::Impl {
     Outgoing message_to(Remote& rec, remote::ToParticipantKind kind)
     {
         Outgoing o;
+        o.via = rec.out;
         o.reader = rec.reader;
         o.participant = rec.info.name;
         o.target_incarnation = rec.info.incarnation;
@@ -218,6 +233,7 @@ struct Bridge::Impl {
                          std::string text)
     {
         Outgoing o;
+        o.via = writer.get();
         o.reader = a.reply_reader;
         o.participant = m.participant;
         o.target_incarnation = m.incarnation;
@@ -314,6 +330,26 @@ struct Bridge::Impl {
             m.body);
     }
 
+    // A writer in `partition` on the participant-bound topic; its matches
+    // release the messages held for discovery.
+    detail::Entity create_writer(const std::string& partition)
+    {
+        const detail::QosPtr wq = detail::make_remote_qos(partition, detail::Side::writer, config.lease);
+        dds_listener_t* wl = dds_create_listener(this);
+        dds_lset_publication_matched(wl, &on_publication_matched);
+        const dds_entity_t w =
+            dds_create_writer(participant->native_handle(), to_participant_topic.get(), wq.get(), wl);
+        dds_delete_listener(wl);
+        return detail::Entity(detail::check(w, "creating a DDS writer of the Bridge"));
+    }
+
+    dds_entity_t writer_for(const std::string& name)
+    {
+        detail::Entity& w = writers[name];
+        if (w.get() <= 0) w = create_writer(detail::participant_partition(config.partition, name));
+        return w.get();
+    }
+
     void on_announce(const remote::HostMessage& m, const remote::Announce& a, dds_instance_handle_t writer_handle)
     {
         Accessor accessor;
@@ -326,10 +362,19 @@ struct Bridge::Impl {
                             e.what());
             return;
         }
+        dds_entity_t out = 0;
+        try {
+            out = writer_for(m.participant);
+        } catch (const Error& e) {
+            accessor.deregister();
+            refuse_announce(m, a, remote::WelcomeRefusal::invalid, e.what());
+            return;
+        }
         inbox.admit(m.participant, m.incarnation);
         revoked.erase(m.participant);
         auto rec = std::make_shared<Remote>();
         rec->info = RemoteParticipantInfo{m.participant, a.options, m.incarnation};
+        rec->out = out;
         rec->reader = a.reply_reader;
         rec->writer = writer_handle;
         rec->lease = detail::offered_lease(reader.get(), writer_handle);
@@ -517,6 +562,14 @@ struct Bridge::Impl {
         inbox.forget(rec->info.name);
         remotes.erase(rec->info.name);
         std::erase_if(waiting_for_match, [&](const Outgoing& o) { return o.reader == rec->reader; });
+        // A participant that left has acknowledged what it was sent (unless it
+        // left in a hurry): its writer goes, without waiting for anything.
+        if (reason == LeaveReason::left) {
+            if (const auto w = writers.find(rec->info.name);
+                w != writers.end() && dds_wait_for_acks(w->second.get(), 0) == DDS_RETCODE_OK) {
+                writers.erase(w);
+            }
+        }
         {
             std::lock_guard<std::mutex> guard(mutex);
             std::erase(names, rec->info.name);
@@ -620,6 +673,10 @@ struct Bridge::Impl {
     void refuse_revoked(const std::string& name, Revoked& r, std::uint64_t request, SimTime requested)
     {
         Outgoing o;
+        // Through the writer it had (kept while it is revoked): behind what
+        // was written to it before, in one writer's order.
+        const auto w = writers.find(name);
+        o.via = w != writers.end() ? w->second.get() : writer.get();
         o.reader = r.reader;
         o.participant = name;
         o.target_incarnation = r.incarnation;
@@ -713,12 +770,7 @@ void Bridge::Impl::start()
     to_host_topic = detail::create_to_host_topic(pp);
     to_participant_topic = detail::create_to_participant_topic(pp);
 
-    const detail::QosPtr wq = detail::make_remote_qos(config.partition, detail::Side::writer, config.lease);
-    dds_listener_t* wl = dds_create_listener(this);
-    dds_lset_publication_matched(wl, &on_publication_matched);
-    const dds_entity_t w = dds_create_writer(pp, to_participant_topic.get(), wq.get(), wl);
-    dds_delete_listener(wl);
-    writer = detail::Entity(detail::check(w, "creating the Bridge's DDS writer"));
+    writer = create_writer(config.partition);
 
     const detail::QosPtr rq = detail::make_remote_qos(config.partition, detail::Side::reader);
     dds_listener_t* rl = dds_create_listener(this);
@@ -753,6 +805,9 @@ void Bridge::Impl::close()
     }
     closing = true;
     while (!remotes.empty()) remove(remotes.begin()->second, LeaveReason::closing);
+    // Deleting a writer waits (up to Cyclone's linger time) until its readers
+    // have acknowledged what it wrote, so the participants hear of the stop.
+    writers.clear();
 }
 
 const char* to_string(LeaveReason reason) noexcept

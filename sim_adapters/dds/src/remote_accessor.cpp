@@ -340,7 +340,12 @@ RemoteAccessor::RemoteAccessor(std::shared_ptr<Participant> participant, std::st
                                             "creating the RemoteAccessor's DDS writer"));
     detail::check(dds_set_status_mask(s.writer.get(), DDS_PUBLICATION_MATCHED_STATUS),
                   "enabling the matched status of the RemoteAccessor's writer");
-    const detail::QosPtr rq = detail::make_remote_qos(s.config.partition, detail::Side::reader);
+    // Its own partition carries what the host writes to it (one writer per
+    // participant: nobody else's traffic reaches this process); the shared one
+    // the refusal of an announce, which the host writes before it has a writer
+    // for this name.
+    const detail::QosPtr rq = detail::make_remote_qos(
+        {s.config.partition, detail::participant_partition(s.config.partition, s.name)}, detail::Side::reader);
     dds_listener_t* listener = dds_create_listener(&s);
     dds_lset_data_available(listener, &detail::RemoteState::on_data_available);
     dds_lset_liveliness_changed(listener, &detail::RemoteState::on_liveliness_changed);

@@ -1,5 +1,7 @@
 #include "remote_dds.hpp"
 
+#include <vector>
+
 #include <simsync/error.hpp>
 
 #include <algorithm>
@@ -34,7 +36,32 @@ void check_lease(WallClock::duration lease, const std::string& what)
 
 QosPtr make_remote_qos(const std::string& partition, Side side, WallClock::duration lease)
 {
-    if (partition.empty()) throw Error(errc::invalid_argument, "the DDS partition of remote participants is empty");
+    return make_remote_qos(std::vector<std::string>{partition}, side, lease);
+}
+
+std::string participant_partition(const std::string& partition, const std::string& name)
+{
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    std::string out = partition + "/";
+    for (const char c : name) {
+        const auto b = static_cast<unsigned char>(c);
+        if ((b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') || b == '_' || b == '.' ||
+            b == '-') {
+            out += c;
+        } else {
+            out += '%';
+            out += kHex[b >> 4];
+            out += kHex[b & 0xF];
+        }
+    }
+    return out;
+}
+
+QosPtr make_remote_qos(const std::vector<std::string>& partitions, Side side, WallClock::duration lease)
+{
+    if (partitions.empty() || partitions.front().empty()) {
+        throw Error(errc::invalid_argument, "the DDS partition of remote participants is empty");
+    }
     if (side == Side::writer) check_lease(lease, "a remote participants' writer");
     Qos q;
     q.reliability = Reliability::reliable;
@@ -42,7 +69,9 @@ QosPtr make_remote_qos(const std::string& partition, Side side, WallClock::durat
     q.depth = 0; // keep all: nothing a participant or the host writes is ever replaced
     q.max_blocking_time = std::chrono::nanoseconds(kRemoteMaxBlockingNs);
     QosPtr qos = make_qos(q, side);
-    dds_qset_partition1(qos.get(), partition.c_str());
+    std::vector<const char*> names;
+    for (const std::string& p : partitions) names.push_back(p.c_str());
+    dds_qset_partition(qos.get(), static_cast<std::uint32_t>(names.size()), names.data());
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(lease);
     const bool infinite = side == Side::reader || lease >= WallClock::duration::max() ||
                           ns.count() >= DDS_INFINITY;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace simsync::dds::detail {
 
@@ -34,6 +35,16 @@ Entity create_to_participant_topic(dds_entity_t participant);
 ///         writer's lease <= 0.
 QosPtr make_remote_qos(const std::string& partition, Side side,
                        WallClock::duration lease = WallClock::duration::max());
+/// The same in several partitions (the first must not be empty).
+QosPtr make_remote_qos(const std::vector<std::string>& partitions, Side side,
+                       WallClock::duration lease = WallClock::duration::max());
+
+/// The partition of the host's writer for the participant named `name`:
+/// `partition`, '/', then the name with every byte outside [A-Za-z0-9_.-]
+/// written as %XX. Escaped, a name is never a partition pattern ('*', '?'),
+/// and two names never share a partition. A participant's reader is in this
+/// one and in `partition` (where the host answers announces it refuses).
+std::string participant_partition(const std::string& partition, const std::string& name);
 
 /// The liveliness lease a matched remote writer offers (nullopt: infinite or
 /// no longer matched), for diagnostics.

@@ -159,6 +159,35 @@ simsync_remote_ToHost to_host(const std::string& name, std::uint64_t incarnation
 
 } // namespace
 
+// What the host writes to one participant reaches that participant's reader
+// only (a writer per participant, in a partition of its own): one beside it,
+// whose name holds partition pattern characters, drops nothing as another
+// participant's. Both then see the pause, each through its own writer. (With
+// one host writer for all, the second dropped each of the first one's grants
+// before its pause, in that writer's order.)
+TEST_CASE_FIXTURE(Host, "Remote.Routing.WhatTheHostWritesToOneParticipantReachesItOnly" * doctest::timeout(120))
+{
+    sd::Bridge bridge(handler, participant);
+    sd::RemoteAccessor busy(participant, "busy", {.kind = simsync::AccessorKind::free});
+    sd::RemoteAccessor bystander(participant, "by*stander?", {.kind = simsync::AccessorKind::free});
+    constexpr int kGrants = 50;
+    int granted = 0;
+    for (int k = 1; k <= kGrants; ++k) {
+        sd::RemoteAccess a = busy.request_access(simsync::sim_time(std::chrono::milliseconds(k)));
+        if (!a) break;
+        ++granted;
+        a.release();
+    }
+    CHECK(granted == kGrants);
+    handler.pause();
+    REQUIRE(busy.wait_for_state(simsync::HandlerState::paused, kWait));
+    REQUIRE(bystander.wait_for_state(simsync::HandlerState::paused, kWait));
+    CHECK(bystander.rejections()[r::Rejection::other_participant] == 0);
+    CHECK(bystander.rejections().total() == 0);
+    CHECK(busy.rejections().total() == 0);
+    CHECK(bridge.stats().grants == static_cast<std::uint64_t>(kGrants));
+}
+
 TEST_CASE_FIXTURE(Host, "Remote.Loopback.GrantsCarryPayloadsAndReleasesApplyInsideTheAccess" * doctest::timeout(120))
 {
 

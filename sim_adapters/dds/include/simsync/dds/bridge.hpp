@@ -68,7 +68,7 @@ const char* to_string(LeaveReason reason) noexcept;
 struct BridgeConfig {
     /// The DDS partition; participants must use the same one.
     std::string partition = remote::kPartition;
-    /// The liveliness lease the Bridge's writer offers (DDS automatic
+    /// The liveliness lease the Bridge's writers offer (DDS automatic
     /// liveliness, asserted by Cyclone for as long as this process runs and its
     /// link works): a participant that hears nothing from this host for that
     /// long ends its pending request `stopped` and refuses later ones. Must be
@@ -163,6 +163,9 @@ struct BridgeStats {
 /// sender, incarnation, sequence) and acted on there, in the order each
 /// participant wrote it. A grant's payload is filled, and a release's payload
 /// applied, by the BridgeConfig callbacks on that loop, inside the access.
+/// It writes to each participant through a writer of its own, in a DDS
+/// partition of its own (created when the name first joins), so what it
+/// writes to one participant reaches that participant's process only.
 /// A second participant announcing a name that is registered (by another
 /// participant or a local accessor) gets a welcome refusing it (duplicate_name).
 ///
@@ -196,7 +199,8 @@ struct BridgeStats {
 /// too.
 class Bridge {
 public:
-    /// Creates the topics, reader and writer in `participant` and starts
+    /// Creates the topics, the reader and the writer for refusals in
+    /// `participant` (a participant's own writer comes when it joins) and starts
     /// serving. `executor`: the loop to run on; empty: a private EventLoop.
     /// @throws simsync::Error: invalid_argument if `participant` is null or the
     ///         partition empty; invalid_state if Cyclone refuses an entity.
