@@ -1056,6 +1056,16 @@ WaitOutcome wait_for_nobody(const sd::Bridge& bridge, BridgeWait w)
     return o;
 }
 
+// A thread that stops `handler` once `told` is ready, after `yields` yields.
+std::thread stop_when_told(simsync::SimSyncHandler& handler, std::future<void> told, int yields = 0)
+{
+    return std::thread([&handler, yields, told = std::move(told)] {
+        told.wait();
+        for (int i = 0; i < yields; ++i) std::this_thread::yield();
+        handler.stop();
+    });
+}
+
 void check_ended_by_the_stop(const WaitOutcome& o, BridgeWait w, const simsync::SimSyncHandler& handler)
 {
     INFO(name_of(w));
@@ -1077,10 +1087,7 @@ TEST_CASE("Remote.Wait.AStopFromAnotherThreadEndsEachWait" * doctest::timeout(12
         simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
         sd::Bridge bridge(handler, participant);
         std::promise<void> go;
-        std::thread stopper([&handler, started = go.get_future()] {
-            started.wait();
-            handler.stop();
-        });
+        std::thread stopper = stop_when_told(handler, go.get_future());
         go.set_value();
         const WaitOutcome o = wait_for_nobody(bridge, w);
         stopper.join();
@@ -1091,18 +1098,11 @@ TEST_CASE("Remote.Wait.AStopFromAnotherThreadEndsEachWait" * doctest::timeout(12
 // The stop lands while wait_until is blocked: its predicate's first call (with
 // the Bridge's lock held) lets the stopper go, and the Bridge can only take
 // the stop under that lock once the wait has released it to block.
-TEST_CASE("Remote.Wait.AStopWhileBlockedEndsTheWait" * doctest::timeout(120))
+TEST_CASE_FIXTURE(PausedHost, "Remote.Wait.AStopWhileBlockedEndsTheWait" * doctest::timeout(120))
 {
-    sd::testing::DomainLease lease;
-    auto participant = sd::Participant::create(lease.config(true));
-    simsync::CountingWorld world;
-    simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
     sd::Bridge bridge(handler, participant);
     std::promise<void> go;
-    std::thread stopper([&handler, started = go.get_future()] {
-        started.wait();
-        handler.stop();
-    });
+    std::thread stopper = stop_when_told(handler, go.get_future());
     bool first = true;
     const auto start = std::chrono::steady_clock::now();
     const bool held = bridge.wait_until(
@@ -1156,11 +1156,7 @@ TEST_CASE("Remote.Stress.StopRacingTheWaits" * doctest::timeout(300))
         simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
         sd::Bridge bridge(handler, participant);
         std::promise<void> go;
-        std::thread stopper([&handler, yields, started = go.get_future()] {
-            started.wait();
-            for (int i = 0; i < yields; ++i) std::this_thread::yield();
-            handler.stop();
-        });
+        std::thread stopper = stop_when_told(handler, go.get_future(), yields);
         go.set_value();
         const WaitOutcome o = wait_for_nobody(bridge, w);
         stopper.join();
