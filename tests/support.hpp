@@ -4,6 +4,9 @@
 #include <simsync/simsync.hpp>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
 #include <chrono>
 #include <functional>
 #include <system_error>
@@ -34,6 +37,21 @@ inline bool eventually(const std::function<bool()>& condition,
         pause = std::min<std::chrono::microseconds>(pause * 2, std::chrono::milliseconds(1));
     }
     return true;
+}
+
+// Threads of this process with that name (the handler's watchdog is
+// "simsync-stall", an EventLoop's thread "simsync-loop"). A thread that cannot
+// be joined (detached when its owner was destroyed from its own callback) is
+// seen to end here.
+inline int threads_named(const std::string& name)
+{
+    int n = 0;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+        std::ifstream comm(entry.path() / "comm");
+        std::string line;
+        if (std::getline(comm, line) && line == name) ++n;
+    }
+    return n;
 }
 
 // What a request on a worker thread came to. Workers store one and the test

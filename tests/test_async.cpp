@@ -414,6 +414,102 @@ TEST_CASE("Async.Duty.UnstartedDutyIsNamedAndHandedBackWithoutLosingAWaiter" * d
     CHECK(world.steps() == 0);
 }
 
+TEST_CASE("Async.Duty.PostedToALoopThatIsGoneIsHandedBack" * doctest::timeout(60))
+{
+    // A step duty posted to an executor whose loop is gone is dropped by the
+    // executor (LoopExecutor). The duty must come back and be carried by
+    // another thread; before the fix stepping stayed claimed and the
+    // simulation stalled for good (the other accessor timed out).
+    CountingWorld world;
+    SimSyncHandler handler(world, quiet({.step = 1ms, .start_paused = true}));
+    auto orphan = handler.register_accessor("orphan", {.kind = AccessorKind::free});
+    auto other = handler.register_accessor("other", {.kind = AccessorKind::free});
+    auto loop = std::make_unique<EventLoop>();
+    const LoopExecutor dead = asio_executor(loop->executor());
+    loop.reset();
+    std::atomic<int> orphan_completions{0};
+    orphan.async_request_access(ms(5), asio::bind_executor(dead, [&](std::error_code, Access) {
+                                    ++orphan_completions; // never: the loop is gone
+                                }));
+    Outcome outcome;
+    std::thread t([&] { outcome = Outcome::of(other.request_access_for(ms(10), 10s)); });
+    REQUIRE(eventually([&] { return is_waiting(handler, "other"); }));
+    handler.resume(); // the duty goes to the orphan's executor first: it is the earliest
+    t.join();
+    CHECK(outcome.granted);
+    CHECK(outcome.at == ms(10));
+    CHECK(orphan_completions.load() == 0);
+    const Snapshot snap = handler.snapshot();
+    const AccessorStatus* status = find_status(snap, "orphan");
+    REQUIRE(status != nullptr);
+    CHECK(status->grants == 1); // granted at 5 ms; its completion was dropped with the loop, releasing it
+    CHECK(status->activity == AccessorStatus::Activity::idle);
+}
+
+TEST_CASE("Async.Executor.CompletionThatHoldsItsAccessIsItsHolder" * doctest::timeout(60))
+{
+    // handler.hpp: wait_until_paused refuses at once on a thread that holds an
+    // access. An executor completion holding its Access is such a thread
+    // (before the fix it waited for the whole deadline and returned false).
+    CountingWorld world;
+    SimSyncHandler handler(world, quiet({.step = 1ms, .start_paused = true}));
+    auto a = handler.register_accessor("a");
+    IoThread io;
+    std::promise<std::pair<std::optional<errc>, WallClock::duration>> result;
+    a.async_request_access(ms(0), asio::bind_executor(io.io, [&](std::error_code, Access access) {
+                               const auto started = WallClock::now();
+                               std::optional<errc> code;
+                               try {
+                                   (void)handler.wait_until_paused(WallClock::now() + 1500ms);
+                               } catch (const Error& e) {
+                                   code = static_cast<errc>(e.code().value());
+                               }
+                               access.release();
+                               result.set_value({code, WallClock::now() - started});
+                           }));
+    auto future = result.get_future();
+    REQUIRE(future.wait_for(30s) == std::future_status::ready);
+    const auto [code, took] = future.get();
+    REQUIRE(code.has_value());
+    CHECK(*code == errc::invalid_state);
+    CHECK(took < 1500ms); // refused, not timed out
+    // The same thread is no holder once the completion has returned.
+    std::promise<bool> later;
+    asio::post(io.io, [&] { later.set_value(handler.wait_until_paused(WallClock::now() + 10s)); });
+    CHECK(later.get_future().get());
+}
+
+TEST_CASE("Async.Executor.HandlerDestroyedWithAGrantQueuedInAStoppedContext" * doctest::timeout(60))
+{
+    // A grant whose completion waits in an io_context that does not run: the
+    // handler's destructor must not wait for it (before the fix it hung). The
+    // completion, when the context runs later, is told `stopped`.
+    CountingWorld world;
+    auto handler = std::make_unique<SimSyncHandler>(world, quiet({.step = 1ms}));
+    auto a = handler->register_accessor("a");
+    asio::io_context io; // not running
+    std::vector<std::pair<std::error_code, bool>> completions;
+    a.async_request_access(ms(0), asio::bind_executor(io, [&](std::error_code error, Access access) {
+                               completions.emplace_back(error, static_cast<bool>(access));
+                           }));
+    CHECK(handler->snapshot().accessors.at(0).activity == AccessorStatus::Activity::holding);
+    std::promise<void> destroyed;
+    std::thread destroyer([&] {
+        handler.reset();
+        destroyed.set_value();
+    });
+    const bool ended = destroyed.get_future().wait_for(10s) == std::future_status::ready;
+    if (!ended) {
+        io.run(); // let the stuck destructor go, so the test can end and report
+    }
+    destroyer.join();
+    REQUIRE(ended);
+    io.run();
+    REQUIRE(completions.size() == 1);
+    CHECK(completions[0].first == errc::stopped);
+    CHECK_FALSE(completions[0].second);
+}
+
 TEST_CASE("Async.Mix.FourStylesFollowTheOneOrder" * doctest::timeout(60))
 {
     // Four lockstep accessors at 1 kHz, one of each style, with distinct

@@ -10,6 +10,8 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <future>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -572,6 +574,63 @@ TEST_CASE("Edges.Stall.IsReportedNamingWhoTimeWaitsFor" * doctest::timeout(60))
     CHECK(log.count(Diagnostic::Kind::stall) == 1);
 }
 
+TEST_CASE("Edges.Stall.GrantsAtOneInstantAreNoProgress" * doctest::timeout(60))
+{
+    // Issue 23 point 1: an accessor that asks again and again for the instant
+    // it was just granted keeps time there while grants go on. The watchdog
+    // must see that time does not advance and name it (before the fix every
+    // grant counted as progress: no report, ever).
+    CountingWorld world;
+    DiagnosticLog log;
+    SimSyncHandler handler(world, {.step = 30ms, .stall_timeout = 100ms, .diagnostics = log.callback()});
+    auto spinner = handler.register_accessor("spinner"); // lockstep: holds time where it asks
+    auto sensor = handler.register_accessor("sensor", {.kind = AccessorKind::free});
+    std::atomic<bool> done{false};
+    std::uint64_t spins = 0;
+    std::thread spin([&] {
+        SimTime at = handler.now();
+        for (; !done.load() && spins < 50'000'000; ++spins) {
+            Access a = spinner.request_access(at);
+            if (!a) break;
+            at = a.granted_time() + 10ms; // rounds back to the instant granted
+            a.release(at);
+        }
+        spinner.deregister();
+    });
+    Outcome outcome;
+    std::thread waiting([&] { outcome = Outcome::of(sensor.request_access(ms(60))); });
+    const bool reported = eventually([&] { return log.count(Diagnostic::Kind::stall) > 0; });
+    done = true;
+    spin.join();
+    waiting.join();
+    REQUIRE(reported);
+    const auto stall = log.first(Diagnostic::Kind::stall);
+    REQUIRE(stall.has_value());
+    CHECK(stall->at == ms(0));
+    CHECK(stall->waiting_for == std::vector<std::string>{"spinner"});
+    CHECK(stall->message.find("'spinner' (") != std::string::npos);
+    CHECK(stall->message.find("asked again for the instant just granted") != std::string::npos);
+    CHECK(outcome.granted); // time moved once the spinner was gone
+    CHECK(outcome.at == ms(60));
+}
+
+TEST_CASE("Edges.Stall.AnIdleLockstepAccessorIsToldHowItsHoldEnds" * doctest::timeout(60))
+{
+    CountingWorld world;
+    DiagnosticLog log;
+    SimSyncHandler handler(world, {.step = 1ms, .stall_timeout = 50ms, .diagnostics = log.callback()});
+    auto done_with = handler.register_accessor("finished"); // lockstep, never asks again
+    auto observer = handler.register_accessor("observer", {.kind = AccessorKind::free});
+    std::thread t([&] { (void)observer.request_access(ms(10)); });
+    REQUIRE(eventually([&] { return log.count(Diagnostic::Kind::stall) > 0; }));
+    done_with.deregister();
+    t.join();
+    const auto stall = log.first(Diagnostic::Kind::stall);
+    REQUIRE(stall.has_value());
+    CHECK(stall->message.find("holds time at its bound until it asks again, is deregistered or destroyed, or is "
+                              "revoked") != std::string::npos);
+}
+
 TEST_CASE("Edges.Stall.OperatorPauseIsNoStall" * doctest::timeout(60))
 {
     CountingWorld world;
@@ -595,4 +654,126 @@ TEST_CASE("Edges.Stall.WatchdogOffWithZeroTimeout")
     CHECK_THROWS_AS(SimSyncHandler(world, {.step = 1ms, .stall_timeout = -1s}), Error);
     SimSyncHandler handler(world, {.step = 1ms, .stall_timeout = WallClock::duration::zero()});
     CHECK(handler.state() == HandlerState::running);
+}
+
+// ------------------------------------------------- 10. callbacks may do anything
+
+TEST_CASE("Edges.Callbacks.DiagnosticsCallbackMayDestroyTheHandler" * doctest::timeout(60))
+{
+    // handler.hpp: the diagnostics callback is called without the handler's
+    // lock and may call any member; here it ends the handler and its last
+    // accessor on the watchdog thread, so nothing else owns the core. The
+    // watchdog must not touch the core after the callback returns (before the
+    // fix it locked the freed mutex: heap-use-after-free under ASan).
+    const int watchdogs_before = threads_named("simsync-stall");
+    CountingWorld world;
+    std::unique_ptr<SimSyncHandler> handler;
+    std::optional<Accessor> silent;
+    std::promise<void> destroyed;
+    std::atomic<int> stalls{0};
+    HandlerConfig config{.step = 1ms, .stall_timeout = 20ms};
+    config.diagnostics = [&](const Diagnostic& d) {
+        if (d.kind != Diagnostic::Kind::stall || stalls.fetch_add(1) != 0) return;
+        silent.reset();
+        handler.reset();
+        destroyed.set_value();
+    };
+    handler = std::make_unique<SimSyncHandler>(world, config);
+    CHECK(threads_named("simsync-stall") == watchdogs_before + 1);
+    silent.emplace(handler->register_accessor("silent")); // lockstep at 0, never asks
+    handler->run_until(ms(10));                           // somebody wants time to move: a stall
+    REQUIRE(destroyed.get_future().wait_for(30s) == std::future_status::ready);
+    CHECK(eventually([&] { return threads_named("simsync-stall") == watchdogs_before; }));
+    CHECK(stalls.load() == 1);
+    CHECK(handler == nullptr);
+}
+
+TEST_CASE("Edges.Callbacks.SubscriberMayDestroyTheHandler" * doctest::timeout(60))
+{
+    // The `stopped` event is delivered on the thread that called stop(); its
+    // subscriber destroys the handler, the core's only owner. Before the fix
+    // the delivery loop then locked the freed mutex (ASan: use after free).
+    CountingWorld world;
+    auto handler = std::make_unique<SimSyncHandler>(world, HandlerConfig{.step = 1ms});
+    std::vector<HandlerEvent::Kind> seen;
+    Subscription subscription = handler->subscribe([&](const HandlerEvent& e) {
+        seen.push_back(e.kind);
+        if (e.kind == HandlerEvent::Kind::stopped) handler.reset();
+    });
+    SimSyncHandler* const raw = handler.get();
+    raw->stop();
+    CHECK(handler == nullptr);
+    CHECK(seen == std::vector<HandlerEvent::Kind>{HandlerEvent::Kind::stopped});
+    subscription.reset(); // the core is gone: nothing to unsubscribe from
+}
+
+TEST_CASE("Edges.Callbacks.SubscriberOnTheSteppingThreadMayWaitUntilPaused" * doctest::timeout(60))
+{
+    // No accessor: step(3) is carried by the operator's own thread, which also
+    // delivers the `stepping` event. A subscriber that waits for the pause
+    // there must see the three steps done and the handler paused, not wait for
+    // a step its own thread has in flight (before the fix: false after the
+    // whole 2 s deadline, with state() reading `running`).
+    CountingWorld world;
+    SimSyncHandler handler(world, quiet({.step = 1ms, .start_paused = true}));
+    struct Seen {
+        std::thread::id thread;
+        bool quiet = false;
+        HandlerState state = HandlerState::running;
+        SimTime now{};
+    };
+    std::vector<Seen> seen; // the subscriber runs on this test's thread
+    Subscription subscription = handler.subscribe([&](const HandlerEvent& e) {
+        if (e.kind != HandlerEvent::Kind::stepping) return;
+        Seen s;
+        s.thread = std::this_thread::get_id();
+        s.quiet = handler.wait_until_paused(WallClock::now() + 2s);
+        s.state = handler.state();
+        s.now = handler.now();
+        seen.push_back(s);
+    });
+    handler.step(3);
+    REQUIRE(seen.size() == 1);
+    CHECK(seen[0].thread == std::this_thread::get_id());
+    CHECK(seen[0].quiet);
+    CHECK(seen[0].state == HandlerState::paused);
+    CHECK(seen[0].now == ms(3));
+    CHECK(handler.now() == ms(3));
+    CHECK(world.steps() == 3);
+}
+
+TEST_CASE("Edges.Callbacks.SubscriberOnAnotherAccessorsSteppingThreadMayWaitUntilPaused" * doctest::timeout(60))
+{
+    // The same with a blocking accessor carrying the steps: run_until's event
+    // may be delivered on the operator's thread or, once stepping, on the
+    // accessor's; either way the subscriber's wait ends with time paused at 5 ms.
+    CountingWorld world;
+    SimSyncHandler handler(world, quiet({.step = 1ms, .start_paused = true}));
+    auto a = handler.register_accessor("a", {.kind = AccessorKind::free});
+    std::mutex m;
+    std::vector<std::pair<bool, SimTime>> seen;
+    Subscription subscription = handler.subscribe([&](const HandlerEvent& e) {
+        if (e.kind != HandlerEvent::Kind::running_until && e.kind != HandlerEvent::Kind::target_reached) return;
+        const bool quiet = handler.wait_until_paused(WallClock::now() + 5s);
+        std::lock_guard<std::mutex> guard(m);
+        seen.emplace_back(quiet, handler.now());
+    });
+    Outcome outcome;
+    std::thread t([&] { outcome = Outcome::of(a.request_access(ms(20))); });
+    REQUIRE(eventually([&] { return is_waiting(handler, "a"); }));
+    handler.run_until(ms(5));
+    REQUIRE(eventually([&] {
+        std::lock_guard<std::mutex> guard(m);
+        return seen.size() == 2;
+    }));
+    handler.resume();
+    t.join();
+    CHECK(outcome.granted);
+    CHECK(outcome.at == ms(20));
+    std::lock_guard<std::mutex> guard(m);
+    REQUIRE(seen.size() == 2);
+    for (const auto& [quiet, now] : seen) {
+        CHECK(quiet);
+        CHECK(now == ms(5));
+    }
 }

@@ -619,6 +619,55 @@ TEST_CASE("Pacer.Handler.ManualClockStepsNeverWait" * doctest::timeout(30))
     CHECK(s.on_time == 9);
 }
 
+TEST_CASE("Pacer.Handler.StepCoarserThanThePeriodPacesTheGrid" * doctest::timeout(30))
+{
+    // A 30 ms step with the default 10 ms period (issue 23 point 1): the pacer
+    // asks for the grid's instants, not again and again for the one it was
+    // granted (10 ms rounds to 0 on a 30 ms grid). Before the fix time stood at
+    // 0 with millions of grants; now 0, 30, ..., 300 ms, each held to its
+    // deadline: 300 ms of wall time on the manual clock.
+    simsync::ManualWallClock clock;
+    simsync::TimeScale scale(1.0, clock);
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 30ms, .start_paused = true});
+    simsync::RealTimePacer pacer(handler, scale);
+    REQUIRE(handler.wait_until_paused(real_deadline()));
+    const WallTime start = clock.steady_now();
+    handler.run_until(sim(300ms));
+    const bool paused = handler.wait_until_paused(real_deadline(10s));
+    const auto s = pacer.stats();
+    CHECK(paused);
+    CHECK(handler.now() == sim(300ms));
+    CHECK(s.grants <= 11); // 0, 30, ..., 300 (the last may come after the pause)
+    CHECK(s.grants >= 10);
+    // 0 was granted while paused, 30 anchors, 60 .. 270 wait 30 ms each, and
+    // 300 waits too unless it comes after the pause (handler.hpp: a lockstep
+    // accessor bound at the pause instant may be granted after the wait ends).
+    const auto waited = clock.steady_now() - start;
+    CHECK((waited == 240ms || waited == 270ms));
+    CHECK(s.late == 0);
+}
+
+TEST_CASE("Pacer.Handler.EveryRoundingPacesACoarseGrid" * doctest::timeout(30))
+{
+    // With rounding `down` every instant finer than the step rounds back to
+    // the one granted; with `up` and `nearest` some do. The pacer moves on in
+    // each case.
+    for (const auto rounding : {simsync::Rounding::nearest, simsync::Rounding::up, simsync::Rounding::down}) {
+        CAPTURE(simsync::to_string(rounding));
+        simsync::ManualWallClock clock;
+        simsync::TimeScale scale(1.0, clock);
+        simsync::CountingWorld world;
+        simsync::SimSyncHandler handler(world, {.step = 25ms, .rounding = rounding, .start_paused = true});
+        simsync::RealTimePacer pacer(handler, scale, {.period = 10ms});
+        handler.run_until(sim(250ms));
+        CHECK(handler.wait_until_paused(real_deadline(10s)));
+        CHECK(handler.now() == sim(250ms));
+        CHECK(pacer.stats().grants <= 12);
+    }
+}
+
+// ---------------------------------------------------------------------- stopping
 // ---------------------------------------------------------------------- stopping
 
 TEST_CASE("Pacer.Stop.WhileWaitingForLongDeadline" * doctest::timeout(30))

@@ -14,9 +14,12 @@
 #include <simsync/wall_clock.hpp>
 #include <simsync/world.hpp>
 
+#include "support.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <functional>
 #include <map>
 #include <memory>
@@ -1106,6 +1109,31 @@ TEST_CASE("Timer.Stop.FromInsideTheCallbackOnASharedLoop" * doctest::timeout(30)
     CHECK(other.running());
     CHECK_NOTHROW(stopping.stop());
     other.stop();
+}
+
+
+TEST_CASE("Timer.Destroy.FromItsCallbackOnItsOwnLoopLetsGoOfTheClockAtOnce" * doctest::timeout(30))
+{
+    // Destroyed from inside its own callback, on the loop it made for itself:
+    // once the destructor returns nothing of the caller's is used any more, so
+    // the caller may destroy its clock next. Before the fix the loop was torn
+    // down later, on a detached thread, which then removed its listener from
+    // the caller's clock (still attached when the destructor returned).
+    const int loops_before = simsync::test::threads_named("simsync-loop");
+    auto clock = std::make_unique<ManualWallClock>(simsync::WallTime{}, unix_time(10s));
+    auto timer = std::make_unique<PeriodicTimer>(real_config(10ms, 0ns), TimerContext{.wall_clock = clock.get()});
+    CHECK(clock->listener_count() == 0); // its own loop, made at the start, will follow the clock
+    std::promise<std::size_t> listeners_after;
+    timer->start_async([&](const TimerTick&) { // at 10 s: on the grid, called at once
+        timer.reset();
+        listeners_after.set_value(clock->listener_count());
+    });
+    auto after = listeners_after.get_future();
+    REQUIRE(after.wait_for(10s) == std::future_status::ready);
+    CHECK(after.get() == 0);
+    clock.reset();
+    // The loop's thread ends once the callback has returned.
+    CHECK(simsync::test::eventually([&] { return simsync::test::threads_named("simsync-loop") == loops_before; }));
 }
 
 TEST_CASE("Timer.Stop.WhileWaitingForAFarInstantEndsAtOnce" * doctest::timeout(30))

@@ -45,6 +45,28 @@ struct AsyncTicket {
 // Withdraws the request if it is still pending (completing it with
 // errc::cancelled); no-op otherwise. Any thread.
 void cancel_async(const AsyncTicket& ticket) noexcept;
+
+// Brackets the run of an executor completion that carries a granted Access
+// (simsync/asio.hpp wraps every such completion in one). While it lives, the
+// running thread is the access's holder, as a blocking requester is: the
+// handler's calls that would wait for that access (wait_until_paused, run())
+// refuse on it. A grant whose completion had not begun when the handler was
+// destroyed was abandoned (its hold ended so the destructor need not wait for
+// an executor that may never run it): granted() is then false and the
+// completion must be told `stopped` instead.
+class CompletionScope {
+public:
+    explicit CompletionScope(Access& access);
+    ~CompletionScope();
+    CompletionScope(const CompletionScope&) = delete;
+    CompletionScope& operator=(const CompletionScope&) = delete;
+    bool granted() const noexcept { return granted_; }
+
+private:
+    std::shared_ptr<Core> core_;
+    std::shared_ptr<Slot> slot_;
+    bool granted_ = true;
+};
 } // namespace detail
 
 /// Whether an accessor holds simulated time back between its accesses.
@@ -159,6 +181,7 @@ public:
 
 private:
     friend class detail::Core;
+    friend class detail::CompletionScope;
     Access(std::error_code error, SimTime requested) noexcept
         : error_(error), requested_(requested)
     {

@@ -98,7 +98,7 @@ public:
         } else {
             // Posted, never run here: the completion must not run inside the
             // initiating call, nor on the thread of whoever granted it.
-            boost::asio::post(executor_, boost::asio::append(std::move(handler_), error, std::move(access)));
+            boost::asio::post(executor_, Granted{std::move(handler_), error, std::move(access)});
         }
     }
 
@@ -114,6 +114,24 @@ public:
     }
 
 private:
+    // The posted completion. While the handler runs, its thread holds the
+    // access (CompletionScope); a grant abandoned by the handler's destruction
+    // before it ran arrives as `stopped`.
+    struct Granted {
+        Handler handler;
+        std::error_code error;
+        Access access;
+        void operator()()
+        {
+            CompletionScope scope(access);
+            if (!scope.granted()) {
+                std::move(handler)(make_error_code(errc::stopped), Access{});
+                return;
+            }
+            std::move(handler)(error, std::move(access));
+        }
+    };
+
     static Tracked make_tracked(const Executor& executor)
     {
         if constexpr (kInline) {

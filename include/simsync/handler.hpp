@@ -37,6 +37,9 @@ struct Diagnostic {
     enum class Kind {
         /// Simulated time has not advanced for HandlerConfig::stall_timeout of
         /// wall time while somebody waits for it (not paused by an operator).
+        /// Grants at the current instant are no progress: an accessor that
+        /// asks again and again for the instant it was just granted is named
+        /// as the cause.
         stall,
         /// Time advances again after a reported stall.
         stall_over,
@@ -50,7 +53,9 @@ struct Diagnostic {
     Kind kind = Kind::stall;
     /// The simulation time when it was reported.
     SimTime at{};
-    /// stall: who time is waiting for, as Snapshot::waiting_for.
+    /// stall: who time is waiting for, as Snapshot::waiting_for, or, if
+    /// nobody holds it back, the accessors that keep asking for the current
+    /// instant.
     std::vector<std::string> waiting_for;
     /// stall: wall time since time last advanced; stall_over: how long it stood.
     WallClock::duration for_how_long{};
@@ -66,7 +71,8 @@ const char* to_string(Diagnostic::Kind kind) noexcept;
 
 /// Receives diagnostics. Called on the handler's watchdog thread for stalls and
 /// on the reporting thread otherwise; never with the handler's lock held, so it
-/// may call any member of the handler. Must not throw.
+/// may call any member of the handler, and may even destroy the handler (the
+/// watchdog then ends without touching it again). Must not throw.
 using DiagnosticsCallback = std::function<void(const Diagnostic&)>;
 
 /// A change of how simulated time runs, as subscribers learn of it
@@ -95,8 +101,10 @@ const char* to_string(HandlerEvent::Kind kind) noexcept;
 /// event at a time and in generation order (never two at once, also when
 /// several threads act together), on the thread that made the change or on
 /// another thread that is delivering events at that moment; for
-/// target_reached, on the thread that stepped. It may call any member of the
-/// handler (an event it causes is delivered after it returns). Must not throw.
+/// target_reached, on the thread that stepped. Never while that thread has a
+/// step in flight or holds the duty to step, so it may call any member of the
+/// handler, wait_until_paused included (an event it causes is delivered after
+/// it returns), and may destroy the handler. Must not throw.
 using EventCallback = std::function<void(const HandlerEvent&)>;
 
 /// A subscription to handler events; destroying it (or reset()) unsubscribes.
@@ -183,7 +191,8 @@ struct Snapshot {
     /// accessors whose bound is the earliest. Empty when time is free to move
     /// or nobody waits.
     std::vector<std::string> waiting_for;
-    /// Since when (wall time) the current `waiting_for` has held time back.
+    /// Wall time since simulated time last advanced (or an operator resumed,
+    /// stepped or ran it), while `waiting_for` is not empty.
     WallClock::duration waiting_for_how_long{};
 };
 
@@ -212,9 +221,13 @@ struct Snapshot {
 /// including from inside an access (where operations that need the world to be
 /// stepped take effect after the access is released), except the two that wait
 /// for what an access held by the calling thread prevents: wait_until_paused and
-/// run() refuse with `invalid_state` on a thread that holds an access.
+/// run() refuse with `invalid_state` on a thread that holds an access (a
+/// blocking requester until it releases; an inline or executor completion
+/// while it runs).
 /// Destruction stops the handler (waiters get `stopped`) and waits for the
-/// current holders to release, except an access held by the destroying thread.
+/// current holders to release, except an access held by the destroying thread
+/// and a grant whose executor completion has not begun (its executor may never
+/// run it: the grant is void, and the completion, if it runs, gets `stopped`).
 ///
 /// @code
 /// simsync::CountingWorld world;

@@ -78,6 +78,16 @@ SimTime round_to_grid(SimTime t, SimDuration dt, Rounding policy = Rounding::nea
 /// kSimTimeMax ("never") plus anything stays kSimTimeMax.
 SimTime saturating_add(SimTime t, SimDuration d) noexcept;
 
+/// The time an accessor that always asks again should ask for after a grant
+/// at `granted` (a grid instant) when its own schedule says `wanted`:
+/// `wanted` itself if it rounds to a later instant than `granted`, else the
+/// first grid instant after `granted`. An accessor whose rate is finer than
+/// the step (a 10 ms pacer on a 30 ms step) would otherwise be granted at one
+/// instant again and again while time stands still: its instants are the
+/// grid's. Saturates at kSimTimeMax.
+/// @throws simsync::Error (errc::invalid_argument) if `dt <= 0`.
+SimTime next_instant_after(SimTime granted, SimTime wanted, SimDuration dt, Rounding policy = Rounding::nearest);
+
 /// Parses "nearest", "up" or "down". @throws simsync::Error on anything else.
 Rounding parse_rounding(const std::string& name);
 const char* to_string(Rounding policy) noexcept;

@@ -82,12 +82,16 @@ public:
     /// another thread and will not be called again (from inside the listener
     /// itself it only removes).
     void remove_listener(std::uint64_t id);
+    /// Number of listeners attached: what follows this clock. Whatever
+    /// attached one (an EventLoop, through a component that made its own) has
+    /// removed it by the time its destructor returns.
+    std::size_t listener_count() const;
 
 private:
     void notify_moved();
 
     mutable std::mutex mutex_;
-    std::recursive_mutex listeners_mutex_; // held while listeners run
+    mutable std::recursive_mutex listeners_mutex_; // held while listeners run
     std::vector<std::pair<std::uint64_t, std::function<void()>>> listeners_;
     std::uint64_t next_listener_ = 1;
     WallTime steady_;

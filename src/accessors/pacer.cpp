@@ -288,7 +288,7 @@ void RealTimePacer::Impl::release_held(bool reached)
     // The deadline may have moved while waiting (scale change): measure against
     // the schedule as it is now.
     if (reached) overshoot = released - schedule.deadline(t);
-    next = t + config.period;
+    next = next_instant_after(t, saturating_add(t, config.period), handler.step_size(), handler.rounding());
     {
         // Recorded before releasing, so that whoever sees the release (a
         // wait_until_paused, say) also sees the statistics of this grant.

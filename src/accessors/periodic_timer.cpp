@@ -335,16 +335,17 @@ struct PeriodicTimer::Impl : std::enable_shared_from_this<PeriodicTimer::Impl> {
         finish();
     }
 
-    // Joins the private loop (and drops the WallTimer, which must go first),
-    // once the run has ended; never from the loop's own thread.
-    void teardown()
+    // Destroys the private loop (and the WallTimer, which must go first), once
+    // the run has ended, or while it ends on that very loop's thread (the
+    // destructor called from the callback: see ~EventLoop).
+    void teardown(bool run_may_continue = false)
     {
         std::lock_guard<std::mutex> joining(teardown_mutex);
         std::unique_ptr<WallTimer> timer;
         std::unique_ptr<EventLoop> loop;
         {
             std::lock_guard<std::mutex> guard(mutex);
-            if (run_state == Run::running) return;
+            if (run_state == Run::running && !run_may_continue) return;
             timer = std::move(wall_timer);
             loop = std::move(private_loop);
         }
@@ -362,12 +363,6 @@ struct PeriodicTimer::Impl : std::enable_shared_from_this<PeriodicTimer::Impl> {
             ex = executor;
         }
         return ex.running_in_this_thread();
-    }
-
-    void wait_until_ended()
-    {
-        std::unique_lock<std::mutex> lock(mutex);
-        cv.wait(lock, [this] { return run_state != Run::running; });
     }
 
     // --------------------------------------------------------------- calling
@@ -733,12 +728,11 @@ PeriodicTimer::~PeriodicTimer()
     const std::shared_ptr<Impl> self = impl_;
     (void)self->request_stop();
     if (self->on_private_loop_thread()) {
-        // Destroyed from inside its own callback: the loop cannot join itself.
-        // A thread of its own does, once the run has ended after the callback.
-        std::thread([self] {
-            self->wait_until_ended();
-            self->teardown();
-        }).detach();
+        // Destroyed from inside its own callback, on its private loop: the run
+        // ends when the callback returns (it touches only the timer's own
+        // state then), and the loop, destroyed here, lets go of the caller's
+        // clock now and of its thread once that callback returns.
+        self->teardown(/*run_may_continue=*/true);
         return;
     }
     self->teardown();

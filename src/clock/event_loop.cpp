@@ -7,6 +7,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <pthread.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <exception>
@@ -259,20 +261,30 @@ EventLoop::EventLoop(WallClockSource& clock, ManualTime manual_time)
     }
     std::promise<void> started;
     auto running = started.get_future();
-    loop.thread = std::thread([&loop, &started] {
-        loop.thread_id.store(std::this_thread::get_id(), std::memory_order_release);
-        auto work = boost::asio::make_work_guard(loop.io);
+    // The thread owns the loop's state as long as it runs: see the destructor.
+    loop.thread = std::thread([impl = impl_, &started] {
+        impl->thread_id.store(std::this_thread::get_id(), std::memory_order_release);
+        auto work = boost::asio::make_work_guard(impl->io);
         started.set_value();
-        loop.io.run();
+        impl->io.run();
     });
+    pthread_setname_np(loop.thread.native_handle(), "simsync-loop");
     running.wait(); // running_in_this_thread() is right from the start
 }
 
 EventLoop::~EventLoop()
 {
     detail::LoopImpl& loop = *impl_;
+    // Nothing of the caller's (its clock) is touched once this returns.
     if (loop.manual) loop.manual->remove_listener(loop.listener);
     loop.io.stop();
+    if (loop.thread.get_id() == std::this_thread::get_id()) {
+        // Destroyed by one of its own jobs: the thread cannot join itself. It
+        // ends when that job returns, and keeps the loop's state alive until
+        // then (the jobs not yet run are dropped on it).
+        loop.thread.detach();
+        return;
+    }
     if (loop.thread.joinable()) loop.thread.join();
     loop.thread_id.store(std::thread::id{}, std::memory_order_release);
 }

@@ -67,6 +67,12 @@ void ManualWallClock::remove_listener(std::uint64_t id)
     std::erase_if(listeners_, [id](const auto& entry) { return entry.first == id; });
 }
 
+std::size_t ManualWallClock::listener_count() const
+{
+    std::lock_guard<std::recursive_mutex> guard(listeners_mutex_);
+    return listeners_.size();
+}
+
 void ManualWallClock::notify_moved()
 {
     // Held while the listeners run, so that remove_listener waits for a call in

@@ -111,6 +111,23 @@ detail::AsyncTicket Accessor::start_async(SimTime t, std::unique_ptr<detail::Asy
     return core_->start_async(slot_, t, std::move(completion));
 }
 
+detail::CompletionScope::CompletionScope(Access& access)
+{
+    if (!access.slot_ || access.slot_->revoked.load(std::memory_order_acquire)) return; // a refusal, or revoked
+    core_ = access.core_;
+    slot_ = access.slot_;
+    granted_ = core_->begin_completion(*slot_, access.sequence_);
+    if (!granted_) {
+        access.reset(); // its hold is over: nothing to release
+        slot_.reset();
+    }
+}
+
+detail::CompletionScope::~CompletionScope()
+{
+    if (slot_) core_->end_completion(*slot_);
+}
+
 void detail::cancel_async(const AsyncTicket& ticket) noexcept
 {
     const auto core = ticket.core.lock();

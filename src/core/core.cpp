@@ -28,13 +28,17 @@ Core::Core(World& world, HandlerConfig config) : world_(world), config_(config)
     }
     if (config_.stall_timeout > WallClock::duration::zero()) {
         watchdog_ = std::thread([this] { watchdog_loop(); });
+        pthread_setname_np(watchdog_.native_handle(), "simsync-stall"); // for debuggers, and tests that wait for its end
     }
 }
 
 Core::~Core()
 {
     stop_watchdog();
-    if (watchdog_.joinable()) watchdog_.detach(); // destroyed by its own diagnostics callback
+    // Destroyed on the watchdog thread itself: its diagnostics callback dropped
+    // the last owner of the core while watchdog_loop kept it alive across the
+    // call (see there); that thread returns without touching the core again.
+    if (watchdog_.joinable()) watchdog_.detach();
     // Slots may outlive the core's sets; unlink them so their safe-mode hooks
     // do not assert on destruction.
     pending_.clear();
@@ -340,6 +344,7 @@ AsyncTicket Core::start_async(const std::shared_ptr<Slot>& slot, SimTime t, std:
     s.last_time = at;
     s.granted = false;
     s.step_duty = false;
+    s.executor_unreachable = false;
     s.thread = std::this_thread::get_id();
     s.pending_key = Key{at.time_since_epoch().count(), s.round_at(at), s.options.priority, s.order};
     pending_.insert(s);
@@ -384,6 +389,40 @@ void Core::carry_duty(const std::shared_ptr<Slot>& slot)
     s.step_duty = false;
     run_steps(lock);
     advance(lock, nullptr);
+}
+
+// The job that carried a duty was destroyed without running: its executor's
+// loop is gone, or the execution context dropped its queue. Posting the duty
+// there again would lose it again, so this request's duties go to the thread
+// that finds them undeliverable (advance), this one first.
+void Core::duty_dropped(const std::shared_ptr<Slot>& slot) noexcept
+{
+    Lock lock(mutex_);
+    WakeOnExit wake_on_exit{*this, lock};
+    Slot& s = *slot;
+    if (!s.step_duty || s.activity != Activity::waiting) return;
+    s.step_duty = false;
+    s.executor_unreachable = true;
+    stepping_ = false;
+    advance(lock, nullptr);
+}
+
+bool Core::begin_completion(Slot& s, std::uint64_t sequence)
+{
+    Lock lock(mutex_);
+    if (s.hold_sequence != sequence) return true; // an older grant's completion: nothing of it is tracked
+    if (s.completion_abandoned) return false;
+    s.completion_queued = false;
+    if (s.activity == Activity::holding) s.holder_thread.store(std::this_thread::get_id(), std::memory_order_relaxed);
+    return true;
+}
+
+void Core::end_completion(Slot& s) noexcept
+{
+    // The Access may have been kept (stored, moved to another thread): it is
+    // still held, but no longer by this thread.
+    auto me = std::this_thread::get_id();
+    s.holder_thread.compare_exchange_strong(me, std::thread::id{}, std::memory_order_relaxed);
 }
 
 // Takes a waiting slot out of the queue. A lockstep accessor keeps holding time
@@ -446,6 +485,8 @@ namespace {
 // instead of running it nested, so systems that re-arm never grow the stack.
 thread_local bool t_delivering = false;
 thread_local std::vector<Delivery> t_inline;
+// Depth of this thread's delivery loops in flush_and_unlock (see there).
+thread_local int t_flush_depth = 0;
 
 } // namespace
 
@@ -471,31 +512,46 @@ void Core::run_inline_completion(Delivery& d)
     d.slot->holder_thread.compare_exchange_strong(me, std::thread::id{}, std::memory_order_relaxed);
 }
 
-void Core::deliver(Delivery& d, bool run_inline)
+void Core::deliver(Delivery& d)
 {
     switch (d.kind) {
-    case Delivery::Kind::duty:
-        d.poster([core = shared_from_this(), slot = d.slot] { core->carry_duty(slot); });
+    case Delivery::Kind::duty: {
+        // Whoever destroys the job without running it hands the duty back.
+        struct Ticket {
+            Ticket(std::shared_ptr<Core> c, std::shared_ptr<Slot> s) : core(std::move(c)), slot(std::move(s)) {}
+            Ticket(const Ticket&) = delete;
+            Ticket& operator=(const Ticket&) = delete;
+            ~Ticket()
+            {
+                if (!ran) core->duty_dropped(slot);
+            }
+            std::shared_ptr<Core> core;
+            std::shared_ptr<Slot> slot;
+            bool ran = false;
+        };
+        auto ticket = std::make_shared<Ticket>(shared_from_this(), d.slot);
+        d.poster([ticket] {
+            ticket->ran = true;
+            ticket->core->carry_duty(ticket->slot);
+        });
         return;
+    }
     case Delivery::Kind::complete:
         if (!d.runs_inline) {
             d.completion->complete(d.error, std::move(d.access)); // posts to its executor
             return;
         }
-        if (run_inline && !t_delivering) {
-            run_inline_completion(d);
-        } else {
-            t_inline.push_back(std::move(d));
-        }
+        t_inline.push_back(std::move(d)); // run by the outermost flush of this thread, in order
         return;
     }
 }
 
-bool Core::flush_and_unlock(Lock& lock, bool run_inline)
+bool Core::flush_and_unlock(Lock& lock, bool stepping)
 {
-    // Nothing but thread wake-ups (every purely blocking grant): the pre-engine
-    // path, kept short because it is on the critical path of every handoff.
-    if (deliveries_.empty() && (events_.empty() || delivering_events_) && !t_delivering &&
+    const bool run_inline = !stepping;
+    // Nothing but thread wake-ups (every purely blocking grant), kept short
+    // because it is on the critical path of every handoff.
+    if (deliveries_.empty() && (stepping || events_.empty() || delivering_events_) && !t_delivering &&
         (!run_inline || t_inline.empty())) {
         thread_local std::vector<std::shared_ptr<Slot>> wake_batch;
         wake_batch.swap(wakes_);
@@ -509,23 +565,33 @@ bool Core::flush_and_unlock(Lock& lock, bool run_inline)
         return false;
     }
     // Per-thread scratch: swapping keeps both buffers' capacity, so steady-state
-    // grants allocate nothing. Not while this thread is already delivering
-    // (the outer loop owns the scratch then): a local buffer.
+    // grants allocate nothing. Not while this thread is already delivering (the
+    // outer loop owns the scratch then: a delivery can re-enter the core, an
+    // Access dropped with its completion releasing, say): a local buffer.
+    const bool nested_flush = t_delivering || t_flush_depth > 0;
     thread_local std::vector<std::shared_ptr<Slot>> scratch;
     std::vector<std::shared_ptr<Slot>> nested;
-    std::vector<std::shared_ptr<Slot>>& batch = t_delivering ? nested : scratch;
+    std::vector<std::shared_ptr<Slot>>& batch = nested_flush ? nested : scratch;
     batch.swap(wakes_);
     thread_local std::vector<Delivery> scratch_deliveries;
     std::vector<Delivery> nested_deliveries;
-    std::vector<Delivery>& others = t_delivering ? nested_deliveries : scratch_deliveries;
+    std::vector<Delivery>& others = nested_flush ? nested_deliveries : scratch_deliveries;
     if (!deliveries_.empty()) others.swap(deliveries_);
     const bool notify_state = state_waiters_ > 0;
     const bool notify_paused = paused_waiters_ > 0 && quiet_locked();
-    const bool events = !events_.empty() && !delivering_events_;
+    // Subscribers never run on a thread that holds the step duty: one that
+    // waits for the simulation to come to rest would wait for itself.
+    const bool events = !stepping && !events_.empty() && !delivering_events_;
+    // User code runs below (subscribers, inline systems, completions); it may
+    // destroy the handler and every other owner of the core (handler.hpp lets
+    // callbacks call anything): the core lives until this delivery is over.
+    const std::shared_ptr<Core> keep = shared_from_this();
     lock.unlock();
     for (const auto& slot : batch) slot->waiter.notify();
     batch.clear();
-    for (Delivery& d : others) deliver(d, false); // inline completions wait in t_inline
+    ++t_flush_depth;
+    for (Delivery& d : others) deliver(d); // inline completions wait in t_inline
+    --t_flush_depth;
     others.clear();
     if (notify_state) state_cv_.notify_all();
     if (notify_paused) paused_cv_.notify_all();
@@ -576,6 +642,7 @@ void Core::advance(Lock& lock, Slot* self)
             wake(*next);
             return;
         case Waiting::executor: {
+            if (next->executor_unreachable) break; // it dropped a duty before: step here
             // The request's executor steps on its way to the grant.
             next->step_duty = true;
             Delivery d;
@@ -617,10 +684,22 @@ std::optional<SimTime> Core::step_goal() const
 void Core::run_steps(Lock& lock)
 {
     while (step_goal()) {
+        if (!events_.empty() && !delivering_events_) {
+            // Subscribers may call any member, wait_until_paused too: they run
+            // with the duty given up and no step in flight, and whoever needs
+            // time to move (that wait included) takes the duty up again.
+            stepping_ = false;
+            flush_and_unlock(lock);
+            lock.lock();
+            if (stepping_ || stopped_) return; // another thread carries it now
+            if (!step_goal()) break;
+            stepping_ = true;
+            continue;
+        }
         if (registrations_waiting_ > 0) {
             // A registration waits for the step that just ended: let it in
             // before the next one (see settle).
-            flush_and_unlock(lock, false);
+            flush_and_unlock(lock, /*stepping=*/true);
             lock.lock();
             ++state_waiters_;
             state_cv_.wait(lock, [&] { return registrations_waiting_ == 0 || stopped_; });
@@ -629,7 +708,7 @@ void Core::run_steps(Lock& lock)
         }
         step_in_flight_ = true;
         stepper_ = std::this_thread::get_id();
-        flush_and_unlock(lock, false); // inline completions run once the stepping ends
+        flush_and_unlock(lock, /*stepping=*/true); // events and inline completions wait for the end
         try {
             world_.step(config_.step);
         } catch (...) {
@@ -646,6 +725,7 @@ void Core::run_steps(Lock& lock)
         now_ns_.store(now_.time_since_epoch().count(), std::memory_order_release);
         steps_.fetch_add(1, std::memory_order_acq_rel);
         last_progress_ = WallClock::now();
+        grants_at_now_ = 0;
         if (stall_reported_) watchdog_cv_.notify_one();
         if (target_ && now_ >= *target_) {
             target_.reset();
@@ -695,8 +775,7 @@ void Core::grant(Slot& s)
     s.activity = Activity::holding;
     held_.push_back(s);
     s.since = WallClock::now();
-    last_progress_ = s.since;
-    if (stall_reported_) watchdog_cv_.notify_one();
+    ++grants_at_now_; // no progress by itself: grants at one instant can go on while time stands still
     s.hold_sequence = grant_sequence_++;
     ++s.grants;
     if (s.waiting == Waiting::thread) {
@@ -706,6 +785,8 @@ void Core::grant(Slot& s)
         return;
     }
     s.holder_thread.store(std::thread::id{}, std::memory_order_relaxed);
+    s.completion_queued = s.waiting == Waiting::executor;
+    s.completion_abandoned = false;
     Delivery d;
     d.kind = Delivery::Kind::complete;
     d.slot = s.shared_from_this();
@@ -888,9 +969,34 @@ bool Core::quiet_locked() const noexcept
     return stopped_ || (state_locked() == HandlerState::paused && !has_holders() && !stepping_);
 }
 
+// A thread about to wait for time to move steps itself when nobody else can:
+// the duty is free (given up by a stepping thread while its subscribers run:
+// this thread may be that very one), or was handed to a blocking request of
+// this thread, which cannot carry it while it waits here.
+bool Core::take_up_duty(Lock& lock)
+{
+    if (config_.step_thread != StepThread::any || stopped_) return false;
+    if (!stepping_) {
+        if (!step_goal()) return false;
+        stepping_ = true;
+        run_steps(lock);
+        return true;
+    }
+    const auto me = std::this_thread::get_id();
+    for (Slot& s : pending_) {
+        if (s.step_duty && s.waiting == Waiting::thread && s.thread == me) {
+            s.step_duty = false;
+            run_steps(lock);
+            return true;
+        }
+    }
+    return false;
+}
+
 bool Core::wait_until_paused(WallTime deadline)
 {
     Lock lock(mutex_);
+    WakeOnExit wake_on_exit{*this, lock};
     if (caller_holds()) {
         throw Error(errc::invalid_state,
                     "SimSyncHandler::wait_until_paused() called by a thread that holds an access: the handler "
@@ -899,6 +1005,7 @@ bool Core::wait_until_paused(WallTime deadline)
     ++paused_waiters_;
     bool ok = true;
     while (!quiet_locked()) {
+        if (take_up_duty(lock)) continue;
         if (deadline == WallTime::max()) {
             paused_cv_.wait(lock);
         } else {
@@ -915,13 +1022,16 @@ bool Core::wait_until_paused(WallTime deadline)
 
 void Core::stop_watchdog()
 {
-    if (!watchdog_.joinable() || watchdog_.get_id() == std::this_thread::get_id()) return;
+    if (!watchdog_.joinable()) return;
     {
         Lock lock(mutex_);
         watchdog_exit_ = true;
     }
     watchdog_cv_.notify_one();
-    watchdog_.join();
+    // From the watchdog's own diagnostics callback (the handler destroyed
+    // there) it cannot be joined: it sees watchdog_exit_ when the callback
+    // returns, and the core's destructor detaches it.
+    if (watchdog_.get_id() != std::this_thread::get_id()) watchdog_.join();
 }
 
 void Core::shutdown()
@@ -929,6 +1039,18 @@ void Core::shutdown()
     stop_watchdog();
     Lock lock(mutex_);
     stop_locked();
+    // A grant whose executor completion has not begun has nobody working in
+    // it, and its executor may never run it (a stopped io_context): its hold
+    // ends here, and the completion, if it ever runs, is told `stopped`.
+    std::vector<Slot*> queued;
+    for (Slot& s : held_) {
+        if (s.completion_queued) queued.push_back(&s);
+    }
+    for (Slot* s : queued) {
+        s->completion_queued = false;
+        s->completion_abandoned = true;
+        end_hold(*s);
+    }
     flush_and_unlock(lock); // the stopped waiters must hear of it before we wait
     lock.lock();
     // A holder on this very thread cannot release while we wait: don't wait for it.
@@ -1091,6 +1213,41 @@ std::vector<std::string> Core::waiting_for_locked() const
     return names;
 }
 
+// Accessors granted more than once at the current instant that still keep
+// time there, most grants first: the stall report's sign of an accessor asking
+// again for the instant it was just granted.
+std::vector<std::pair<std::string, std::uint64_t>> Core::repeating_at_now_locked() const
+{
+    const std::int64_t now_ns = now_.time_since_epoch().count();
+    std::vector<const Slot*> repeating;
+    for (const auto& [name, slot] : by_name_) {
+        const Slot& s = *slot;
+        if (s.round_instant != now_ || s.round_count < 2) continue;
+        // Only one that keeps time here itself: holding, asking or bound at
+        // this instant (one that repeated and now waits for later is no cause).
+        const bool here = s.activity == Activity::holding ||
+                          (s.activity == Activity::waiting && s.request_time == now_) ||
+                          (s.bound_hook.is_linked() && s.bound_key.time_ns == now_ns);
+        if (here) repeating.push_back(&s);
+    }
+    std::sort(repeating.begin(), repeating.end(), [](const Slot* a, const Slot* b) {
+        return a->round_count != b->round_count ? a->round_count > b->round_count : a->order < b->order;
+    });
+    std::vector<std::pair<std::string, std::uint64_t>> names;
+    for (const Slot* s : repeating) names.emplace_back(s->name, s->round_count);
+    return names;
+}
+
+// True if one of `names` holds time as an idle lockstep accessor (its bound).
+bool Core::holds_by_bound_locked(const std::vector<std::string>& names) const
+{
+    for (const auto& name : names) {
+        const auto it = by_name_.find(name);
+        if (it != by_name_.end() && it->second->bound_hook.is_linked()) return true;
+    }
+    return false;
+}
+
 // ------------------------------------------------------------------ watchdog
 
 namespace {
@@ -1128,9 +1285,7 @@ void Core::watchdog_loop()
             d.message = "simsync: the simulation makes progress again at " + describe(now_) +
                         " after standing still for " + seconds_text(d.for_how_long);
             stall_reported_ = false;
-            lock.unlock();
-            report(d);
-            lock.lock();
+            if (!report_from_watchdog(lock, d)) return;
             continue;
         }
         const bool someone_waits = !pending_.empty() || target_.has_value();
@@ -1143,7 +1298,7 @@ void Core::watchdog_loop()
             continue;
         }
         if (stall_reported_) {
-            watchdog_cv_.wait(lock); // until progress (grant_at_now and run_steps notify)
+            watchdog_cv_.wait(lock); // until time moves (run_steps and the operator's calls notify)
             continue;
         }
         const WallTime now = WallClock::now();
@@ -1153,7 +1308,8 @@ void Core::watchdog_loop()
             continue;
         }
         std::vector<std::string> who = waiting_for_locked();
-        if (who.empty()) {
+        const auto repeating = repeating_at_now_locked();
+        if (who.empty() && repeating.empty()) {
             // Somebody waits but nothing holds time back (a step is about to be
             // taken): look again one timeout later.
             watchdog_cv_.wait_until(lock, now + config_.stall_timeout);
@@ -1163,15 +1319,48 @@ void Core::watchdog_loop()
         d.kind = Diagnostic::Kind::stall;
         d.at = now_;
         d.for_how_long = now - last_progress_;
-        d.message = "simsync: simulated time has stood at " + describe(now_) + " for " +
-                    seconds_text(d.for_how_long) + ", waiting for " + join(who);
+        d.message = "simsync: simulated time has stood at " + describe(now_) + " for " + seconds_text(d.for_how_long);
+        if (!repeating.empty()) {
+            // Grants go on, time does not: an accessor asks again and again
+            // for the instant it was just granted (a rate finer than the step).
+            std::string counts;
+            for (const auto& [name, times] : repeating) {
+                counts += (counts.empty() ? "'" : ", '") + name + "' (" + std::to_string(times) + " times)";
+            }
+            d.message += " while " + std::to_string(grants_at_now_) + " grants were made at that instant: " + counts +
+                         " asked again for the instant just granted; time moves only when each asks for a later "
+                         "one (simsync::next_instant_after rounds a schedule finer than the step to the grid)";
+            if (who.empty()) {
+                for (const auto& [name, times] : repeating) who.push_back(name);
+            }
+        } else {
+            d.message += ", waiting for " + join(who);
+            if (holds_by_bound_locked(who)) {
+                d.message += " (a lockstep accessor holds time at its bound until it asks again, is deregistered or "
+                             "destroyed, or is revoked)";
+            }
+        }
         d.waiting_for = std::move(who);
         stall_reported_ = true;
         stall_started_ = last_progress_;
-        lock.unlock();
-        report(d);
-        lock.lock();
+        if (!report_from_watchdog(lock, d)) return;
     }
+}
+
+// The diagnostics callback may destroy the handler and every accessor, so that
+// nothing but this call owns the core any more: it is kept alive across the
+// call and let go only with the lock released. Returns false when the loop must
+// end (the handler is being destroyed) without touching the core again.
+bool Core::report_from_watchdog(Lock& lock, const Diagnostic& d)
+{
+    std::shared_ptr<Core> keep = shared_from_this();
+    lock.unlock();
+    report(d);
+    lock.lock();
+    if (!watchdog_exit_) return true; // the handler lives (its destructor sets the flag first)
+    lock.unlock();
+    keep.reset(); // may run ~Core, on this thread: nothing of it is touched after this
+    return false;
 }
 
 void Core::report(const Diagnostic& diagnostic) const

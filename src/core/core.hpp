@@ -100,6 +100,15 @@ struct Slot : std::enable_shared_from_this<Slot> {
     // running an inline completion while it runs); empty for executor
     // completions and once an inline completion has returned.
     std::atomic<std::thread::id> holder_thread{};
+    // An executor completion granted and posted, not yet begun: nobody works
+    // in the access, so a handler being destroyed need not wait for it (a
+    // stopped io_context may never run it); it abandons the grant instead
+    // (Core::shutdown, Core::begin_completion).
+    bool completion_queued = false;
+    bool completion_abandoned = false;
+    // Its executor dropped a step duty without running it (a loop that is
+    // gone): the duty for this request is carried by another thread.
+    bool executor_unreachable = false;
 
     // Membership in the Core's ordered sets (at most one key per set).
     Key pending_key, bound_key, holder_key;
@@ -175,6 +184,11 @@ public:
                    const std::stop_token& stop);
     AsyncTicket start_async(const std::shared_ptr<Slot>& slot, SimTime t, std::unique_ptr<AsyncCompletion> completion);
     void cancel_async(Slot& slot, std::uint64_t request) noexcept;
+    // The run of an executor completion carrying a grant (see
+    // detail::CompletionScope): begin returns false if the grant was abandoned
+    // while queued (the handler was destroyed first).
+    bool begin_completion(Slot& slot, std::uint64_t sequence);
+    void end_completion(Slot& slot) noexcept;
     void release(Slot& slot, std::uint64_t sequence, std::optional<SimTime> next);
     void release(Slot& slot, std::uint64_t sequence, std::optional<SimTime> next, Lock& lock);
     void set_kind(Slot& slot, AccessorKind kind);
@@ -215,10 +229,14 @@ private:
     Access make_access(Slot& s, const std::shared_ptr<Slot>& slot);
     // Ends an asynchronous request that is no longer pending with `error`.
     void complete_async(Slot& s, std::error_code error);
+    // A step duty runs on the request's executor (carry_duty) or, if the
+    // executor destroys the job without running it, is handed back
+    // (duty_dropped): no duty is ever lost with the job that carried it.
     void carry_duty(const std::shared_ptr<Slot>& slot);
+    void duty_dropped(const std::shared_ptr<Slot>& slot) noexcept;
     void record_event(HandlerEvent::Kind kind);
     void deliver_events(Lock& lock);
-    void deliver(Delivery& d, bool run_inline);
+    void deliver(Delivery& d);
     void run_inline_completion(Delivery& d);
     void remove_from_sets(Slot& s);
     void advance(Lock& lock, Slot* self);
@@ -226,6 +244,7 @@ private:
     void grant(Slot& s);
     std::optional<SimTime> step_goal() const;
     void run_steps(Lock& lock);
+    bool take_up_duty(Lock& lock);
     void withdraw(Slot& s);
     void detach(Slot& s, bool revoked);
     void stop_locked();
@@ -238,7 +257,10 @@ private:
     // True if the calling thread was granted an access that is still held.
     bool caller_holds() const;
     std::vector<std::string> waiting_for_locked() const;
+    std::vector<std::pair<std::string, std::uint64_t>> repeating_at_now_locked() const;
+    bool holds_by_bound_locked(const std::vector<std::string>& names) const;
     void watchdog_loop();
+    bool report_from_watchdog(Lock& lock, const Diagnostic& d);
     void stop_watchdog();
     void arm_watchdog() // on a new wait: cheap unless the watchdog sleeps idle
     {
@@ -252,12 +274,12 @@ private:
     // (that cost a second context switch per handoff). The shared_ptr keeps the
     // slot's Waiter alive until it is notified.
     void wake(Slot& s);
-    // Delivers what was queued: notifies, posts and, unless the caller is in
-    // the middle of stepping, inline completions (queued on this thread and run
-    // after the current one returns when called from inside one: a trampoline,
-    // so systems that re-arm never nest). Returns true if it ran user code, so
-    // a thread about to sleep re-checks its own state first.
-    bool flush_and_unlock(Lock& lock, bool run_inline = true);
+    // Delivers what was queued: notifies, posts and, unless the caller holds
+    // the step duty (`stepping`), events and inline completions (queued on this
+    // thread and run after the current one returns when called from inside
+    // one: a trampoline, so systems that re-arm never nest). Returns true if it
+    // ran user code, so a thread about to sleep re-checks its own state first.
+    bool flush_and_unlock(Lock& lock, bool stepping = false);
     // Delivers queued wakes when a public member function returns.
     struct WakeOnExit {
         Core& core;
@@ -303,7 +325,10 @@ private:
     std::map<std::string, std::shared_ptr<Slot>, std::less<>> by_name_;
     std::uint64_t next_order_ = 0;
     std::uint64_t grant_sequence_ = 0;
+    // The stall watchdog's progress: time advanced, or an operator acted. A
+    // grant is none (grants at one instant can go on while time stands still).
     WallTime last_progress_ = WallClock::now();
+    std::uint64_t grants_at_now_ = 0; // grants since time last advanced
 
     // For wait_until_paused, run() in any mode, shutdown(), pause() and
     // registrations waiting for a step: not on the grant path. Every unlock that

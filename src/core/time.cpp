@@ -58,6 +58,12 @@ SimTime saturating_add(SimTime t, SimDuration d) noexcept
     return SimTime{SimDuration{sum}};
 }
 
+SimTime next_instant_after(SimTime granted, SimTime wanted, SimDuration dt, Rounding policy)
+{
+    if (round_to_grid(wanted, dt, policy) > granted) return wanted;
+    return saturating_add(granted, dt);
+}
+
 Rounding parse_rounding(const std::string& name)
 {
     if (name == "nearest") return Rounding::nearest;

@@ -126,11 +126,11 @@ TEST_CASE("BulletWorld.Force.ActsInTheNextStepOnly")
     const sb::Vec3 force{4.0, 0, 0};
     const double dv = force.x / kMass * 0.001; // one step of the force
 
-    std::vector<sb::BodyState> seen; // by the reader at 5, 6, 7 ms
+    std::vector<sb::BodyState> seen; // by the reader at 5, 6, 7 ms; checked after the join
     std::thread reader_thread([&] {
         for (std::int64_t t : {5, 6, 7}) {
             simsync::Access a = reader.request_access(ms(t));
-            REQUIRE(a);
+            if (!a) break; // seen comes up short: the test thread's check says so
             seen.push_back(a.world_as<sb::BulletWorld>().state(ball));
             a.release(ms(t + 1));
         }

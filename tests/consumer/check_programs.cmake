@@ -1,0 +1,20 @@
+# Runs each installed program with --help from PREFIX/bin: it must be there, run
+# without the build tree, and print its usage. Called by ctest with
+#   -DPREFIX=<install prefix> -DPROGRAMS=<name;name;...>
+if(NOT PROGRAMS)
+  message(FATAL_ERROR "no program is installed: the install rules of examples/ did not run")
+endif()
+foreach(program IN LISTS PROGRAMS)
+  set(path "${PREFIX}/bin/${program}")
+  if(NOT EXISTS "${path}")
+    message(FATAL_ERROR "${program} is not installed: ${path} does not exist")
+  endif()
+  execute_process(COMMAND "${path}" --help RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+  if(NOT code EQUAL 0)
+    message(FATAL_ERROR "${path} --help exited with ${code}:\n${out}\n${err}")
+  endif()
+  if(NOT out MATCHES "${program}|[Uu]sage|Options|options")
+    message(FATAL_ERROR "${path} --help printed no usage:\n${out}")
+  endif()
+  message(STATUS "${program}: installed, --help runs")
+endforeach()
