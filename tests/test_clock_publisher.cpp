@@ -562,6 +562,31 @@ TEST_CASE("ClockPublisher.Config.Validation")
     CHECK_THROWS_AS(simsync::UdpClockSink("no-such-host.invalid", 9), simsync::Error);
 }
 
+TEST_CASE("ClockPublisher.Rate.FinerThanTheStepLetsTimeMove" * doctest::timeout(60))
+{
+    // A 1 kHz clock on a 25 ms step (issue 23 point 1): ticks that round to one
+    // instant are published there, and time moves on to the end.
+    simsync::ManualWallClock wall;
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 25ms, .start_paused = true});
+    simsync::SimTimeSource source(handler);
+    Collector collected;
+    simsync::ClockPublisher clock(handler, source,
+                                  {.schedule = simsync::PeriodicSchedule::from_rate(1000), .wall_clock = &wall});
+    clock.add_callback(std::ref(collected));
+    clock.start();
+    handler.run_until(simsync::sim_time(250ms));
+    REQUIRE(collected.wait(at_least(251), 30s));
+    REQUIRE(handler.wait_until_paused(simsync::WallClock::now() + kPatience));
+    clock.stop();
+    const std::vector<ClockMessage> m = collected.messages();
+    CHECK(handler.now() == ms(250));
+    REQUIRE(m.size() >= 251);
+    CHECK(m[250].sim_time == ms(250));
+    CHECK(m[12].sim_time == ms(0));
+    CHECK(m[13].sim_time == ms(25));
+}
+
 TEST_CASE("ClockPublisher.Rate.ThirtyHertzExactForAnHour" * doctest::timeout(240))
 {
     // Rounded down to a 10 ms grid, tick 3k (exactly k * 100 ms) lands on k * 100 ms

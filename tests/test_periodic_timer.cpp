@@ -338,6 +338,26 @@ TEST_CASE("Timer.SimulatedTime.CallsAtOffsetPlusPeriodsTable")
     }
 }
 
+TEST_CASE("Timer.SimulatedTime.PeriodFinerThanTheStepLetsTimeMove" * doctest::timeout(30))
+{
+    // A 1 ms timer on a 25 ms step (issue 23 point 1: no accessor that always
+    // asks again may hold time at one instant). Every period is still called,
+    // 25 of them at each grid instant, and time reaches the end.
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 25ms});
+    PeriodicTimer timer(sim_config(1ms, 0ms, "fine"), {.handler = &handler});
+    std::vector<std::pair<SimTime, SimTime>> calls; // nominal, granted
+    timer.start([&](const TimerTick& tick) {
+        calls.emplace_back(tick.sim_time, tick.access->granted_time());
+        if (calls.size() == 101) timer.stop();
+    });
+    REQUIRE(calls.size() == 101);
+    CHECK(calls.back().first == simsync::sim_time(100ms));
+    CHECK(calls.back().second == simsync::sim_time(100ms));
+    CHECK(calls[12].second == simsync::sim_time(0ms));  // 12 ms rounds to 0
+    CHECK(calls[13].second == simsync::sim_time(25ms)); // 13 ms to 25
+}
+
 TEST_CASE("Timer.SimulatedTime.TwoTimersInterleaveInTimeOrder" * doctest::timeout(30))
 {
     // Two lockstep timers on their own threads: neither lets time pass its next
