@@ -10,6 +10,7 @@
 /// rule breaks (seen here as a crash in a timer wait).
 
 #include <simsync/accessor.hpp>
+#include <simsync/detail/cancel_cell.hpp>
 #include <simsync/error.hpp>
 #include <simsync/event_loop.hpp>
 
@@ -148,64 +149,6 @@ private:
     Handler handler_;
 };
 
-// The request a cancellation slot withdraws. The slot's handler is installed
-// before the request starts, because an inline system's completion can run
-// inside the initiating call and re-arm through the same slot: installed
-// afterwards, the finished request's handler would replace the live one's.
-// So the ticket arrives after the handler, and an emission in between is kept
-// and applied when it does. Emission and installation are on whatever thread
-// the slot's owner serialises them on (Asio's rule for slots); the cell only
-// bridges that thread and the initiating one.
-class CancelCell {
-public:
-    void cancel() noexcept
-    {
-        AsyncTicket ticket;
-        {
-            std::lock_guard<std::mutex> guard(mutex_);
-            if (!started_) {
-                cancelled_ = true;
-                return;
-            }
-            ticket = ticket_;
-        }
-        cancel_async(ticket);
-    }
-    void started(AsyncTicket ticket) noexcept
-    {
-        bool cancelled = false;
-        {
-            std::lock_guard<std::mutex> guard(mutex_);
-            ticket_ = ticket;
-            started_ = true;
-            cancelled = cancelled_;
-        }
-        if (cancelled) cancel_async(ticket);
-    }
-
-private:
-    std::mutex mutex_;
-    bool started_ = false;
-    bool cancelled_ = false;
-    AsyncTicket ticket_;
-};
-
-// Withdraws the request when its cancellation slot is emitted (after
-// completion: a no-op, the ticket names a finished request).
-struct CancelRequest {
-    std::shared_ptr<CancelCell> cell;
-    void operator()(boost::asio::cancellation_type type) const noexcept
-    {
-        if ((type & (boost::asio::cancellation_type::terminal | boost::asio::cancellation_type::partial |
-                     boost::asio::cancellation_type::total)) != boost::asio::cancellation_type::none) {
-            // The withdrawn completion may run here and re-arm through the
-            // same slot, replacing this handler: nothing of it is used after.
-            const std::shared_ptr<CancelCell> keep = cell;
-            keep->cancel();
-        }
-    }
-};
-
 boost::asio::io_context& io_context_of(const Executor& executor);
 
 } // namespace detail
@@ -267,16 +210,11 @@ auto Accessor::async_request_access(SimTime t, CompletionToken&& token)
 {
     return boost::asio::async_initiate<CompletionToken, void(std::error_code, Access)>(
         [this, t](auto handler) {
-            using Handler = decltype(handler);
-            auto slot = boost::asio::get_associated_cancellation_slot(handler);
-            std::shared_ptr<detail::CancelCell> cell;
-            if (slot.is_connected()) {
-                cell = std::make_shared<detail::CancelCell>();
-                slot.template emplace<detail::CancelRequest>(detail::CancelRequest{cell});
-            }
-            auto completion = std::make_unique<detail::AsioCompletion<Handler>>(std::move(handler));
-            const detail::AsyncTicket ticket = start_async(t, std::move(completion));
-            if (cell) cell->started(ticket);
+            detail::start_cancellable<detail::AsyncTicket, &detail::cancel_async>(
+                std::move(handler), [this, t](auto h) {
+                    using Handler = decltype(h);
+                    return start_async(t, std::make_unique<detail::AsioCompletion<Handler>>(std::move(h)));
+                });
         },
         token);
 }

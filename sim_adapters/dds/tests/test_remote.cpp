@@ -19,6 +19,7 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 
 #include <dds/dds.h>
 #include <simsync_dds_idl/remote.h>
@@ -33,6 +34,7 @@
 #include <random>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -669,6 +671,170 @@ TEST_CASE_FIXTURE(RacingHost<7>, "Remote.Stress.AsyncCancellationsRacingGrants" 
     CHECK(remote.rejections().total() == 0);
     sd::RemoteAccess last = remote.request_access(simsync::sim_time(rounds * 1ms));
     CHECK(last);
+}
+
+namespace {
+
+// The requests a participant has written, as a raw reader of the participant
+// topic in this process sees them: Cyclone delivers to a local reader inside
+// dds_write, so a request is counted here before its write returns.
+class RequestCounter {
+public:
+    explicit RequestCounter(const sd::Participant& p)
+    {
+        topic_ = dds_create_topic(p.native_handle(), &simsync_remote_ToHost_desc, "simsync/remote/to_host", nullptr,
+                                  nullptr);
+        REQUIRE(topic_ > 0);
+        dds_qos_t* q = dds_create_qos();
+        dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(5));
+        dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
+        dds_qset_partition1(q, "simsync");
+        reader_ = dds_create_reader(p.native_handle(), topic_, q, nullptr);
+        dds_delete_qos(q);
+        REQUIRE(reader_ > 0);
+    }
+    ~RequestCounter()
+    {
+        dds_delete(reader_);
+        dds_delete(topic_);
+    }
+    // Any thread (one at a time).
+    std::uint64_t requests()
+    {
+        for (;;) {
+            void* samples[8] = {};
+            dds_sample_info_t infos[8];
+            const dds_return_t n = dds_take(reader_, samples, infos, 8, 8);
+            if (n <= 0) break;
+            for (dds_return_t i = 0; i < n; ++i) {
+                const auto* s = static_cast<const simsync_remote_ToHost*>(samples[i]);
+                if (infos[i].valid_data && s->kind == static_cast<std::uint8_t>(r::ToHostKind::request)) ++requests_;
+            }
+            dds_return_loan(reader_, samples, n);
+        }
+        return requests_;
+    }
+
+private:
+    dds_entity_t topic_ = 0;
+    dds_entity_t reader_ = 0;
+    std::uint64_t requests_ = 0;
+};
+
+// A cancellation slot over a cancellation_signal's that makes the race of a
+// reply re-arming through the slot certain instead of rare: its first
+// installation waits, if the request has already been written (the slot's
+// handler installed after the request started), until the completion has
+// re-armed through it on another thread. Installed before the request starts,
+// it goes through at once.
+class ReArmProbe {
+public:
+    struct State {
+        boost::asio::cancellation_signal signal;
+        RequestCounter* requests = nullptr;
+        std::mutex mutex;
+        std::condition_variable changed;
+        int installs = 0;
+        bool installed_after_start = false;
+        bool rearmed = false;
+    };
+    explicit ReArmProbe(State& state) : state_(&state) {}
+    bool is_connected() const noexcept { return true; }
+    template <class CancellationHandler, class... Args>
+    CancellationHandler& emplace(Args&&... args)
+    {
+        std::unique_lock<std::mutex> lock(state_->mutex);
+        if (state_->installs++ == 0 && state_->requests->requests() > 0) {
+            state_->installed_after_start = true;
+            state_->changed.wait_for(lock, kWait, [&] { return state_->rearmed; });
+        }
+        lock.unlock();
+        return state_->signal.slot().template emplace<CancellationHandler>(std::forward<Args>(args)...);
+    }
+
+private:
+    State* state_;
+};
+
+} // namespace
+
+// A reply completes on another thread of a multi-threaded io_context while
+// the initiating call has not returned, and its handler re-arms through the
+// same slot: cancelling through the slot must withdraw the live request. (With
+// the slot's handler installed after the request started, the initiating call
+// replaced the live request's handler with the finished one's, racing its
+// installation, and the emission withdrew nothing.)
+TEST_CASE_FIXTURE(PausedHost, "Remote.Async.ASlotReArmedByAReplyOnAnotherThreadWithdrawsTheLiveRequest" *
+                                  doctest::timeout(120))
+{
+    sd::Bridge bridge(handler, participant);
+    RequestCounter counter(*participant);
+    sd::RemoteAccessor remote(participant, "planner");
+    ReArmProbe::State probe;
+    probe.requests = &counter;
+
+    boost::asio::io_context io;
+    auto work = boost::asio::make_work_guard(io);
+    std::vector<std::thread> runners;
+    for (int k = 0; k < 2; ++k) runners.emplace_back([&io] { io.run(); });
+    struct Stopper {
+        boost::asio::executor_work_guard<boost::asio::io_context::executor_type>& work;
+        std::vector<std::thread>& runners;
+        simsync::SimSyncHandler& handler;
+        ~Stopper()
+        {
+            handler.stop(); // ends a request still pending (`stopped`)
+            work.reset();
+            for (auto& t : runners) t.join();
+        }
+    } stopper{work, runners, handler};
+
+    std::mutex mutex;
+    std::condition_variable done;
+    std::error_code first_error{simsync::errc::invalid_state};
+    std::optional<std::error_code> second_error;
+    auto second = [&](std::error_code e, sd::RemoteAccess) {
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            second_error = e;
+        }
+        done.notify_all();
+    };
+    // Paused at 0: 0 is granted at once; the re-armed request for 5 ms waits.
+    auto first = [&](std::error_code e, sd::RemoteAccess a) {
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            first_error = e;
+        }
+        a.release();
+        remote.async_request_access(simsync::sim_time(5ms),
+                                    boost::asio::bind_cancellation_slot(ReArmProbe(probe), boost::asio::bind_executor(io, second)));
+        {
+            std::lock_guard<std::mutex> guard(probe.mutex);
+            probe.rearmed = true;
+        }
+        probe.changed.notify_all();
+    };
+    remote.async_request_access(simsync::kSimStart,
+                                boost::asio::bind_cancellation_slot(ReArmProbe(probe), boost::asio::bind_executor(io, first)));
+    {
+        std::unique_lock<std::mutex> lock(probe.mutex);
+        REQUIRE(probe.changed.wait_for(lock, kWait, [&] { return probe.rearmed; }));
+        CHECK(probe.installs == 2);
+        INFO("the first request's slot handler was installed after it started: " << probe.installed_after_start);
+    }
+    REQUIRE(bridge.wait_until([](const sd::BridgeStats& s) { return s.requests == 2; }, kWait));
+    probe.signal.emit(boost::asio::cancellation_type::terminal);
+    {
+        std::unique_lock<std::mutex> lock(mutex);
+        const bool ended = done.wait_for(lock, kWait, [&] { return second_error.has_value(); });
+        CHECK_FALSE(first_error);
+        REQUIRE_MESSAGE(ended, "the emission did not withdraw the re-armed request");
+        CHECK(*second_error == simsync::errc::cancelled);
+    }
+    // The host withdrew it too, and answered it `cancelled`.
+    CHECK(bridge.wait_until([](const sd::BridgeStats& s) { return s.refusals == 1; }, kWait));
+    CHECK_FALSE(probe.installed_after_start);
 }
 
 // A welcome is written only once the host's writer has matched the reader the

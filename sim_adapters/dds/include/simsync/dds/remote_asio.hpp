@@ -5,12 +5,11 @@
 /// are used.
 
 #include <simsync/dds/remote_accessor.hpp>
+#include <simsync/detail/cancel_cell.hpp>
 
 #include <boost/asio/append.hpp>
-#include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
-#include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
@@ -49,17 +48,6 @@ private:
     Handler handler_;
 };
 
-struct CancelRemote {
-    RemoteTicket ticket;
-    void operator()(boost::asio::cancellation_type type) const noexcept
-    {
-        if ((type & (boost::asio::cancellation_type::terminal | boost::asio::cancellation_type::partial |
-                     boost::asio::cancellation_type::total)) != boost::asio::cancellation_type::none) {
-            cancel_remote(ticket);
-        }
-    }
-};
-
 } // namespace detail
 
 template <class CompletionToken>
@@ -67,11 +55,14 @@ auto RemoteAccessor::async_request_access(SimTime t, CompletionToken&& token)
 {
     return boost::asio::async_initiate<CompletionToken, void(std::error_code, RemoteAccess)>(
         [this, t](auto handler) {
-            using Handler = decltype(handler);
-            auto slot = boost::asio::get_associated_cancellation_slot(handler);
-            auto completion = std::make_unique<detail::RemoteAsioCompletion<Handler>>(std::move(handler));
-            const detail::RemoteTicket ticket = start_async(t, std::move(completion));
-            if (slot.is_connected()) slot.template emplace<detail::CancelRemote>(detail::CancelRemote{ticket});
+            // The slot's handler goes in before the request starts: the reply
+            // may complete on another thread of the executor and re-arm
+            // through the same slot before start_async returns.
+            simsync::detail::start_cancellable<detail::RemoteTicket, &detail::cancel_remote>(
+                std::move(handler), [this, t](auto h) {
+                    using Handler = decltype(h);
+                    return start_async(t, std::make_unique<detail::RemoteAsioCompletion<Handler>>(std::move(h)));
+                });
         },
         token);
 }
