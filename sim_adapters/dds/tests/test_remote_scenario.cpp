@@ -13,9 +13,11 @@
 #include <simsync/simsync.hpp>
 
 #include <chrono>
+#include <fstream>
 #include <future>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -250,4 +252,92 @@ TEST_CASE("RemoteScenario.Start.AStopBeforeEveryoneJoinedEndsItStopped" * doctes
     const std::optional<simsync::Error> again = start();
     REQUIRE(again);
     CHECK(again->code() == simsync::errc::stopped);
+}
+
+namespace {
+
+// The @code examples of remote_scenario.hpp, without their `/// ` prefixes.
+std::vector<std::string> header_examples()
+{
+    std::ifstream in(SIMSYNC_DDS_INCLUDE_DIR "/simsync/dds/remote_scenario.hpp");
+    REQUIRE(in);
+    std::vector<std::string> blocks;
+    std::optional<std::string> block;
+    for (std::string line; std::getline(in, line);) {
+        if (line == "/// @code") {
+            block.emplace();
+        } else if (line == "/// @endcode") {
+            REQUIRE(block);
+            blocks.push_back(*block);
+            block.reset();
+        } else if (block) {
+            REQUIRE(line.rfind("///", 0) == 0);
+            *block += line.substr(line.size() > 3 && line[3] == ' ' ? 4 : 3) + "\n";
+        }
+    }
+    return blocks;
+}
+
+// Which of two exclusive accessors waiting for the same instant the handler
+// grants first: "higher first" or "lower first" (by priority).
+std::string measured_priority_order()
+{
+    simsync::CountingWorld world;
+    simsync::SimSyncHandler handler(world, {.step = 1ms, .start_paused = true});
+    simsync::Accessor low = handler.register_accessor("low", {.kind = simsync::AccessorKind::free, .priority = 0});
+    simsync::Accessor high = handler.register_accessor("high", {.kind = simsync::AccessorKind::free, .priority = 1});
+    std::optional<std::uint64_t> low_sequence;
+    std::optional<std::uint64_t> high_sequence;
+    std::thread low_thread([&] {
+        simsync::Access a = low.request_access_for(simsync::sim_time(1ms), 60s);
+        if (a) low_sequence = a.sequence();
+    });
+    std::thread high_thread([&] {
+        simsync::Access a = high.request_access_for(simsync::sim_time(1ms), 60s);
+        if (a) high_sequence = a.sequence();
+    });
+    // Both wait for 1 ms (paused at 0) before time may run.
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    auto both_waiting = [&] {
+        int waiting = 0;
+        for (const auto& a : handler.snapshot().accessors) {
+            if (a.activity == simsync::AccessorStatus::Activity::waiting) ++waiting;
+        }
+        return waiting == 2;
+    };
+    while (!both_waiting() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+    handler.resume();
+    low_thread.join();
+    high_thread.join();
+    REQUIRE(low_sequence);
+    REQUIRE(high_sequence);
+    return *high_sequence < *low_sequence ? "higher first" : "lower first";
+}
+
+} // namespace
+
+// The header's examples load, and what the participant's says of priority is
+// what the handler does: the header cannot drift from the code.
+TEST_CASE("RemoteScenario.Docs.TheHeadersExamplesLoadAndTheirPriorityOrderIsTheHandlers" * doctest::timeout(120))
+{
+    const std::vector<std::string> blocks = header_examples();
+    REQUIRE(blocks.size() == 2);
+    std::optional<std::string> priority_comment;
+    for (const std::string& yaml : blocks) {
+        CAPTURE(yaml);
+        const simsync::ConfigNode root = simsync::ConfigNode::parse(yaml, "remote_scenario.hpp");
+        if (root.find("remote")) {
+            CHECK_NOTHROW(sd::parse_remote_host(root.at("remote")));
+        } else {
+            CHECK_NOTHROW(sd::parse_remote_participant(root.at("participant")));
+            std::istringstream lines(yaml);
+            for (std::string line; std::getline(lines, line);) {
+                if (line.find("priority:") != std::string::npos) priority_comment = line.substr(line.find('#'));
+            }
+        }
+    }
+    REQUIRE(priority_comment);
+    const std::string order = measured_priority_order();
+    INFO("the handler grants " << order << "; the example says: " << *priority_comment);
+    CHECK(priority_comment->find(order) != std::string::npos);
 }

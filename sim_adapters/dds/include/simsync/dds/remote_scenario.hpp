@@ -93,7 +93,7 @@ struct RemoteParticipantSettings {
 ///   partition: simsync
 ///   kind: lockstep                 # lockstep (default) | free
 ///   mode: exclusive                # exclusive (default) | shared
-///   priority: 0                    # order at one instant, lower first
+///   priority: 0                    # order at one instant, higher first
 ///   first_request: 0ms             # a lockstep participant holds time here from joining
 ///   lookahead: 0ms                 # holds time at its release + lookahead
 ///   join_timeout: 10s              # how long to wait for the host's welcome
