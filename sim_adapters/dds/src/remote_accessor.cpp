@@ -8,7 +8,6 @@
 #include <functional>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <utility>
 #include <vector>
 
@@ -44,10 +43,8 @@ struct RemoteState {
     bool host_lost = false;
     std::optional<std::uint64_t> waiting_for; // the request whose reply a caller waits for
     std::optional<remote::Grant> reply;
-    std::set<std::uint64_t> abandoned; // requests given up on; their replies are dropped
     bool busy = false;
     bool holding = false;
-    std::uint64_t stale_replies = 0;
     // An asynchronous request's completion (for `waiting_for`), and the
     // completions the listener has decided and will run once it unlocks.
     std::unique_ptr<RemoteCompletion> async;
@@ -83,7 +80,6 @@ struct RemoteState {
     void end_async(std::error_code error)
     {
         if (!async) return;
-        if (waiting_for) abandoned.insert(*waiting_for);
         waiting_for.reset();
         busy = false;
         ready.emplace_back(std::move(async), refusal(async_requested, error));
@@ -194,11 +190,9 @@ struct RemoteState {
                 ready.emplace_back(std::move(async), accept_reply(*g));
             } else if (waiting_for == g->request) {
                 reply = *g;
-            } else {
-                // A reply to a request given up on: the host releases such an access itself.
-                abandoned.erase(g->request);
-                ++stale_replies;
             }
+            // Else a reply to a request given up on (no longer `waiting_for`):
+            // dropped; the host releases such an access itself.
         } else if (const auto* s = std::get_if<remote::StateChange>(&m.body)) {
             state = s->state;
             if (s->now > now) now = s->now;
@@ -496,8 +490,8 @@ RemoteAccess RemoteAccessor::request_access_until(SimTime t, WallTime deadline, 
         s.reply.reset();
         return s.accept_reply(std::move(g));
     }
-    // Not answered: withdraw it at the host (which releases it if it granted it meanwhile).
-    s.abandoned.insert(seq);
+    // Not answered: withdraw it at the host (which releases it if it granted
+    // it meanwhile); its reply, no longer waited for, is dropped when it comes.
     const bool host_stopped = s.state == HandlerState::stopped;
     lock.unlock();
     if (!host_stopped) {

@@ -837,6 +837,42 @@ TEST_CASE_FIXTURE(PausedHost, "Remote.Async.ASlotReArmedByAReplyOnAnotherThreadW
     CHECK_FALSE(probe.installed_after_start);
 }
 
+// Requests given up on (a zero timeout: withdrawn before any reply can come)
+// get their replies later, granted and withdrawn at the host or refused
+// `cancelled`: each is dropped, and the next request gets its own reply.
+TEST_CASE_FIXTURE(PausedHost, "Remote.Request.TheReplyToARequestGivenUpOnIsDropped" * doctest::timeout(120))
+{
+    sd::Bridge bridge(handler, participant);
+    sd::RemoteAccessor remote(participant, "controller");
+    constexpr int kRounds = 50;
+    int given_up = 0;
+    for (int k = 0; k < kRounds; ++k) {
+        // Paused at 0: the host can grant 0, and cannot grant 5 ms.
+        const simsync::SimTime asked = k % 2 == 0 ? simsync::kSimStart : simsync::sim_time(5ms);
+        sd::RemoteAccess stale = remote.request_access_for(asked, 0ns);
+        if (stale) {
+            stale.release();
+            continue;
+        }
+        CHECK(stale.error() == simsync::errc::timed_out);
+        ++given_up;
+        sd::RemoteAccess next = remote.request_access_for(simsync::kSimStart, kWait);
+        INFO("round " << k);
+        REQUIRE(next);
+        CHECK(next.requested_time() == simsync::kSimStart);
+        CHECK(next.granted_time() == simsync::kSimStart);
+        next.release();
+    }
+    CHECK(given_up > 0);
+    const auto requests = static_cast<std::uint64_t>(kRounds + given_up);
+    REQUIRE(bridge.wait_until([&](const sd::BridgeStats& s) { return s.grants + s.refusals == requests; }, kWait));
+    const sd::BridgeStats s = bridge.stats();
+    MESSAGE(given_up << " requests given up on: " << s.withdrawn_grants << " granted and withdrawn at the host, "
+                     << s.refusals << " refused");
+    CHECK(s.protocol_errors == 0);
+    CHECK(remote.rejections().total() == 0);
+}
+
 // A welcome is written only once the host's writer has matched the reader the
 // announce named: here a raw reader in another partition, which the host never
 // matches. (Cyclone 0.10 cannot move a subscriber into another partition, so
