@@ -12,6 +12,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <list>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -63,12 +64,16 @@ struct Bridge::Impl {
     detail::Entity writer;
     // One writer per participant name, in that name's own partition
     // (detail::participant_partition), so that what the host writes to one
-    // participant reaches that participant's process only. Kept while the name
-    // is lost or revoked (a dead reader may still be matched: deleting a writer
-    // with samples it has not acknowledged would block for Cyclone's linger
-    // time) and reused when the name joins again; deleted when it leaves and
-    // when the Bridge closes. Loop thread only.
+    // participant reaches that participant's process only. When the name is
+    // no longer registered (lost, revoked, or left without acknowledging) the
+    // writer is kept, listed in `idle_writers`, and reused if the name joins
+    // again: a dead reader may still be matched, and deleting a writer with
+    // samples it has not acknowledged blocks for Cyclone's linger time. A kept
+    // writer goes once it has no matched reader (the participant's process is
+    // gone from discovery), or, oldest first, beyond BridgeConfig::kept_writers;
+    // and all at close. Loop thread only.
     std::map<std::string, detail::Entity> writers;
+    std::list<std::string> idle_writers; // oldest first
     // Set once before the entities exist; the listeners post jobs holding a copy.
     std::weak_ptr<Impl> weak_self;
     std::atomic<bool> drain_posted{false};
@@ -198,6 +203,7 @@ struct Bridge::Impl {
     void on_matched()
     {
         if (closing) return;
+        sweep_writers();
         std::map<std::pair<dds_entity_t, Guid>, bool> matched; // asked once per writer and reader
         std::vector<Outgoing> still;
         for (Outgoing& o : waiting_for_match) {
@@ -345,9 +351,61 @@ struct Bridge::Impl {
 
     dds_entity_t writer_for(const std::string& name)
     {
-        detail::Entity& w = writers[name];
-        if (w.get() <= 0) w = create_writer(detail::participant_partition(config.partition, name));
-        return w.get();
+        idle_writers.remove(name);
+        if (const auto it = writers.find(name); it != writers.end()) return it->second.get();
+        detail::Entity w = create_writer(detail::participant_partition(config.partition, name));
+        const dds_entity_t handle = w.get();
+        writers.emplace(name, std::move(w));
+        count_writers();
+        return handle;
+    }
+
+    void count_writers()
+    {
+        update([n = writers.size()](BridgeStats& st) { st.writers = n; });
+    }
+
+    // Deletes the writer of `name` (not registered). What is still held for
+    // discovery goes through the shared writer instead: behind nothing.
+    void delete_writer(const std::string& name)
+    {
+        const auto it = writers.find(name);
+        if (it == writers.end()) return;
+        for (Outgoing& o : waiting_for_match) {
+            if (o.via == it->second.get()) o.via = writer.get();
+        }
+        writers.erase(it); // may linger (see `writers`)
+        idle_writers.remove(name);
+        count_writers();
+    }
+
+    // The writer of `name`, which is no longer registered, is kept for its
+    // return, within the bound.
+    void keep_writer(const std::string& name)
+    {
+        if (writers.count(name) == 0) return;
+        idle_writers.remove(name);
+        idle_writers.push_back(name);
+        sweep_writers();
+        while (idle_writers.size() > config.kept_writers) delete_writer(idle_writers.front());
+    }
+
+    // Kept writers that no reader matches any more go, and with them the
+    // records of revoked participants whose reader is gone: nobody is left to
+    // answer. (A revoked name's record without a writer answers through the
+    // shared writer, which every participant's reader matches.)
+    void sweep_writers()
+    {
+        for (auto it = idle_writers.begin(); it != idle_writers.end();) {
+            const std::string name = *it++;
+            if (dds_get_matched_subscriptions(writers.at(name).get(), nullptr, 0) == 0) {
+                delete_writer(name);
+                revoked.erase(name);
+            }
+        }
+        std::erase_if(revoked, [&](const auto& entry) {
+            return writers.count(entry.first) == 0 && !reader_matched(writer.get(), entry.second.reader);
+        });
     }
 
     void on_announce(const remote::HostMessage& m, const remote::Announce& a, dds_instance_handle_t writer_handle)
@@ -564,10 +622,13 @@ struct Bridge::Impl {
         std::erase_if(waiting_for_match, [&](const Outgoing& o) { return o.reader == rec->reader; });
         // A participant that left has acknowledged what it was sent (unless it
         // left in a hurry): its writer goes, without waiting for anything.
-        if (reason == LeaveReason::left) {
-            if (const auto w = writers.find(rec->info.name);
-                w != writers.end() && dds_wait_for_acks(w->second.get(), 0) == DDS_RETCODE_OK) {
-                writers.erase(w);
+        // Otherwise it is kept for the name's return, within the bound.
+        if (reason != LeaveReason::closing) {
+            if (const auto w = writers.find(rec->info.name); reason == LeaveReason::left && w != writers.end() &&
+                                                             dds_wait_for_acks(w->second.get(), 0) == DDS_RETCODE_OK) {
+                delete_writer(rec->info.name);
+            } else {
+                keep_writer(rec->info.name);
             }
         }
         {
@@ -807,7 +868,9 @@ void Bridge::Impl::close()
     while (!remotes.empty()) remove(remotes.begin()->second, LeaveReason::closing);
     // Deleting a writer waits (up to Cyclone's linger time) until its readers
     // have acknowledged what it wrote, so the participants hear of the stop.
+    idle_writers.clear();
     writers.clear();
+    count_writers();
 }
 
 const char* to_string(LeaveReason reason) noexcept

@@ -31,6 +31,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <future>
+#include <limits>
 #include <random>
 #include <memory>
 #include <mutex>
@@ -871,6 +872,126 @@ TEST_CASE_FIXTURE(PausedHost, "Remote.Request.TheReplyToARequestGivenUpOnIsDropp
                      << s.refusals << " refused");
     CHECK(s.protocol_errors == 0);
     CHECK(remote.rejections().total() == 0);
+}
+
+namespace {
+
+// A participant made of raw Cyclone entities in its own DDS participant: a
+// reader in its partition ("simsync/<name>") and the shared one, and a writer
+// to the host that announces it (free, exclusive). Dropping the writer is a
+// loss for the host (the writer's liveliness goes), while the reader stays
+// matched: what a participant killed before Cyclone dropped its process from
+// discovery looks like.
+class ForgedParticipant {
+public:
+    ForgedParticipant(const sd::DomainConfig& domain, const std::string& name)
+        : participant_(sd::Participant::create(domain))
+    {
+        const dds_entity_t pp = participant_->native_handle();
+        to_host_ = dds_create_topic(pp, &simsync_remote_ToHost_desc, "simsync/remote/to_host", nullptr, nullptr);
+        to_participant_ = dds_create_topic(pp, &simsync_remote_ToParticipant_desc, "simsync/remote/to_participant",
+                                           nullptr, nullptr);
+        REQUIRE(to_host_ > 0);
+        REQUIRE(to_participant_ > 0);
+        dds_qos_t* q = dds_create_qos();
+        dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(5));
+        dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
+        const std::string own = "simsync/" + name;
+        const char* partitions[] = {"simsync", own.c_str()};
+        dds_qset_partition(q, 2, partitions);
+        reader_ = dds_create_reader(pp, to_participant_, q, nullptr);
+        dds_qset_partition1(q, "simsync");
+        writer_ = dds_create_writer(pp, to_host_, q, nullptr);
+        dds_delete_qos(q);
+        REQUIRE(reader_ > 0);
+        REQUIRE(writer_ > 0);
+        dds_guid_t guid{};
+        REQUIRE(dds_get_guid(reader_, &guid) == DDS_RETCODE_OK);
+        simsync_remote_ToHost a = to_host(name, 1000 + name.size(), 1, r::ToHostKind::announce);
+        a.accessor_kind = 1;
+        a.time = std::numeric_limits<std::int64_t>::min();
+        std::memcpy(a.reply_reader, guid.v, 16);
+        REQUIRE(dds_set_status_mask(writer_, DDS_PUBLICATION_MATCHED_STATUS) == DDS_RETCODE_OK);
+        const auto deadline = std::chrono::steady_clock::now() + kWait;
+        dds_publication_matched_status_t st{};
+        while (dds_get_publication_matched_status(writer_, &st) == DDS_RETCODE_OK && st.current_count == 0 &&
+               std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(1ms);
+        }
+        REQUIRE(st.current_count > 0);
+        REQUIRE(dds_write(writer_, &a) == DDS_RETCODE_OK);
+    }
+    ~ForgedParticipant()
+    {
+        dds_delete(reader_);
+        if (writer_ > 0) dds_delete(writer_);
+        dds_delete(to_participant_);
+        dds_delete(to_host_);
+    }
+    ForgedParticipant(const ForgedParticipant&) = delete;
+    ForgedParticipant& operator=(const ForgedParticipant&) = delete;
+
+    // Its writer goes: the host takes it for lost.
+    void lose_writer()
+    {
+        REQUIRE(dds_delete(writer_) == DDS_RETCODE_OK);
+        writer_ = 0;
+    }
+
+private:
+    std::shared_ptr<sd::Participant> participant_;
+    dds_entity_t to_host_ = 0;
+    dds_entity_t to_participant_ = 0;
+    dds_entity_t reader_ = 0;
+    dds_entity_t writer_ = 0;
+};
+
+} // namespace
+
+// Many distinct names join and are lost (revoked): the writers the host keeps
+// for names no longer registered stay within BridgeConfig::kept_writers, and
+// go once no reader matches them. (Without a bound, one writer per name was
+// kept for the life of the Bridge.)
+TEST_CASE_FIXTURE(Host, "Remote.Churn.TheWritersKeptForLostNamesAreBounded" * doctest::timeout(120))
+{
+    sd::BridgeConfig config;
+    config.kept_writers = 4;
+    // Revoked is told once the revocation is done (`lost` is counted before).
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::uint64_t revoked = 0;
+    config.on_left = [&](const sd::RemoteParticipantInfo&, sd::LeaveReason why) {
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            if (why == sd::LeaveReason::lost) ++revoked;
+        }
+        changed.notify_all();
+    };
+    auto wait_revoked = [&](std::uint64_t n) {
+        std::unique_lock<std::mutex> lock(mutex);
+        return changed.wait_for(lock, kWait, [&] { return revoked >= n; });
+    };
+    sd::Bridge bridge(handler, participant, config);
+    constexpr std::uint64_t kNames = 40;
+    std::vector<std::unique_ptr<ForgedParticipant>> forged;
+    std::uint64_t most = 0;
+    for (std::uint64_t k = 0; k < kNames; ++k) {
+        forged.push_back(std::make_unique<ForgedParticipant>(lease.config(true), "churn-" + std::to_string(k)));
+        REQUIRE(bridge.wait_until([&](const sd::BridgeStats& s) { return s.announces == k + 1; }, kWait));
+        most = std::max(most, bridge.stats().writers);
+        forged.back()->lose_writer();
+        REQUIRE(wait_revoked(k + 1));
+        most = std::max(most, bridge.stats().writers);
+    }
+    const sd::BridgeStats s = bridge.stats();
+    MESSAGE(kNames << " names joined and were lost; at most " << most << " writers held, " << s.writers << " at the end");
+    CHECK(s.leaves == 0);
+    CHECK(handler.snapshot().accessors.empty()); // every one revoked
+    CHECK(most <= config.kept_writers + 1);      // + the one of the name joining
+    CHECK(s.writers <= config.kept_writers);
+    // Their readers go too: nothing matches the kept writers any more.
+    forged.clear();
+    CHECK(bridge.wait_until([](const sd::BridgeStats& st) { return st.writers == 0; }, kWait));
 }
 
 // A welcome is written only once the host's writer has matched the reader the

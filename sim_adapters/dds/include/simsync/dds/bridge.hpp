@@ -11,6 +11,7 @@
 #include <simsync/event_loop.hpp>
 #include <simsync/handler.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -82,6 +83,19 @@ struct BridgeConfig {
     /// naming the participant (`accessor`), the reason (`reason` = timed_out:
     /// its lease expired) and what was done (`message`).
     LostParticipantPolicy on_lost = LostParticipantPolicy::revoke;
+    /// How many DDS writers of names that are no longer registered the Bridge
+    /// keeps (the host writes to each participant through a writer of its
+    /// own). A name that is lost, revoked, or leaves without having
+    /// acknowledged everything keeps its writer, for its return (a restarted
+    /// participant reuses it) and because deleting a writer that a dead but
+    /// still matched reader has not acknowledged blocks for Cyclone's writer
+    /// linger time (Internal/WriterLingerDuration, 1 s by default). A kept
+    /// writer is deleted once no reader matches it (Cyclone has dropped the
+    /// participant's process from discovery: its DDS lease, DomainConfig::
+    /// lease_duration, expired, or it exited), and beyond this many the oldest
+    /// is deleted at once, on the loop's thread, which may then stand still
+    /// for up to that linger time. 0: none is kept.
+    std::size_t kept_writers = 16;
     /// Fills a grant's payload (observations), at most remote::kMaxPayload bytes.
     /// Called on the Bridge's loop thread inside the participant's access, at the
     /// granted instant (the world is protected). A throw or an oversized payload
@@ -146,6 +160,10 @@ struct BridgeStats {
     /// the announce arrived, or a lost participant's reader was dropped and not
     /// yet rediscovered.
     std::uint64_t held_for_discovery = 0;
+    /// The DDS writers the Bridge holds now for participant names (not a
+    /// count of events): one per registered participant, plus at most
+    /// BridgeConfig::kept_writers of names no longer registered.
+    std::uint64_t writers = 0;
     /// Samples dropped before acting on them, by reason (malformed, unknown,
     /// duplicate, out of order, ...).
     remote::RejectionCounts rejected;
