@@ -23,6 +23,7 @@
 
 #include <dds/dds.h>
 #include <simsync_dds_idl/remote.h>
+#include <unbounded_remote.h> // tests/unbounded_remote.idl
 
 #include <algorithm>
 #include <atomic>
@@ -435,6 +436,74 @@ TEST_CASE_FIXTURE(ForgeryTarget, "Remote.BadInput.ForgedSamplesToAParticipantAre
     sd::RemoteAccess a = remote.request_access(simsync::sim_time(2ms));
     REQUIRE(a);
     CHECK(a.granted_time() == simsync::sim_time(2ms));
+}
+
+namespace {
+
+// `desc` (a type of unbounded_remote.idl) registered as the real type `name`,
+// without type information: Cyclone matches it by name with the remote
+// participants' readers, as it would a program built from an IDL without the bound.
+dds_topic_descriptor_t as_real_type(const dds_topic_descriptor_t& desc, const char* name)
+{
+    return dds_topic_descriptor_t{desc.m_size,
+                                  desc.m_align,
+                                  desc.m_flagset & ~static_cast<std::uint32_t>(DDS_TOPIC_XTYPES_METADATA),
+                                  desc.m_nkeys,
+                                  name,
+                                  desc.m_keys,
+                                  desc.m_nops,
+                                  desc.m_ops,
+                                  desc.m_meta,
+                                  {nullptr, 0},
+                                  {nullptr, 0},
+                                  desc.restrict_data_representation};
+}
+
+} // namespace
+
+// A writer whose type has no bound on the payload sends one above 64 KiB each
+// way: the reader drops it and counts it (payload_too_large), and nothing is
+// applied. (With the bound in the readers' type, Cyclone's deserializer dropped
+// the sample before the decoder saw it: nothing was counted, and only a Cyclone
+// warning on stderr told.)
+TEST_CASE_FIXTURE(ForgeryTarget, "Remote.BadInput.AnOversizedPayloadFromAWriterWithoutTheBoundIsCounted" *
+                                     doctest::timeout(120))
+{
+    // Its own DDS participant: its topics have the real names, with other types.
+    auto other = sd::Participant::create(lease.config(true));
+    std::vector<std::uint8_t> big(r::kMaxPayload + 1, 0xAB);
+
+    const dds_topic_descriptor_t to_host = as_real_type(simsync_remote_unbounded_ToHost_desc, "simsync_remote::ToHost");
+    RawWriter host_forger(*other, &to_host, "simsync/remote/to_host");
+    REQUIRE(host_forger.wait_for_readers(1));
+    simsync_remote_unbounded_ToHost release{};
+    std::strncpy(release.participant, "controller", sizeof release.participant - 1);
+    release.incarnation = inc;
+    release.seq = 2;
+    release.kind = static_cast<std::uint8_t>(r::ToHostKind::release);
+    release.payload._buffer = big.data();
+    release.payload._length = release.payload._maximum = static_cast<std::uint32_t>(big.size());
+    host_forger.write(&release);
+    CHECK(bridge.wait_until([](const sd::BridgeStats& s) { return s.rejected.total() >= 1; }, kWait));
+    CHECK(bridge.stats().rejected[r::Rejection::payload_too_large] == 1);
+    CHECK(bridge.stats().releases == 0);
+
+    const dds_topic_descriptor_t to_participant =
+        as_real_type(simsync_remote_unbounded_ToParticipant_desc, "simsync_remote::ToParticipant");
+    RawWriter participant_forger(*other, &to_participant, "simsync/remote/to_participant");
+    REQUIRE(participant_forger.wait_for_readers(1));
+    simsync_remote_unbounded_ToParticipant grant{};
+    std::strncpy(grant.participant, "controller", sizeof grant.participant - 1);
+    grant.target_incarnation = inc;
+    grant.host_incarnation = bridge.incarnation();
+    grant.seq = 2;
+    grant.kind = static_cast<std::uint8_t>(r::ToParticipantKind::grant);
+    grant.ref = 2;
+    grant.payload._buffer = big.data();
+    grant.payload._length = grant.payload._maximum = static_cast<std::uint32_t>(big.size());
+    participant_forger.write(&grant);
+    CHECK(remote.wait_for_rejections(1, kWait));
+    CHECK(remote.rejections()[r::Rejection::payload_too_large] == 1);
 }
 
 TEST_CASE_FIXTURE(Host, "Remote.State.FollowsPauseResumeAndStop" * doctest::timeout(120))

@@ -39,7 +39,9 @@ namespace simsync::dds::remote {
 inline constexpr const char* kPartition = "simsync";
 /// The largest payload of a grant or a release, in bytes (64 KiB). Writers
 /// refuse a larger one (simsync::Error, invalid_argument); readers drop a larger
-/// one (Rejection::payload_too_large); the IDL bounds the sequence too.
+/// one and count it (Rejection::payload_too_large). The IDL leaves the sequence
+/// unbounded so that such a sample reaches the decoder: Cyclone's deserializer
+/// would drop it uncounted.
 inline constexpr std::size_t kMaxPayload = 65536;
 /// The longest participant name, in bytes (not counting a terminator).
 inline constexpr std::size_t kMaxName = 256;
