@@ -59,21 +59,30 @@ struct Bridge::Impl {
     detail::Entity to_host_topic;
     detail::Entity to_participant_topic;
     detail::Entity reader; // deleted on the loop's thread (the drain uses it there)
-    // In the partition itself: refusals of announces, written before (or
-    // without) a writer for the name.
-    detail::Entity writer;
-    // One writer per participant name, in that name's own partition
-    // (detail::participant_partition), so that what the host writes to one
-    // participant reaches that participant's process only. When the name is
-    // no longer registered (lost, revoked, or left without acknowledging) the
-    // writer is kept, listed in `idle_writers`, and reused if the name joins
-    // again: a dead reader may still be matched, and deleting a writer with
-    // samples it has not acknowledged blocks for Cyclone's linger time. A kept
-    // writer goes once it has no matched reader (the participant's process is
-    // gone from discovery), or, oldest first, beyond BridgeConfig::kept_writers;
-    // and all at close. Loop thread only.
-    std::map<std::string, detail::Entity> writers;
-    std::list<std::string> idle_writers; // oldest first
+    // Writes nothing: its liveliness (BridgeConfig::lease) tells the
+    // participants that this host is there (remote::host_partition).
+    detail::Entity alive_writer;
+    // One writer per participant incarnation, in a partition of its own
+    // (remote::participant_partition), created when it announces itself
+    // (also to refuse it): what the host writes to one participant reaches
+    // that participant's process only, and no host writer is matched by the
+    // readers of two incarnations. A process that died is listed by Cyclone
+    // until its DDS lease expires (10 s by default); its reader never
+    // acknowledges, and a writer it matched fills its cache with what it owes
+    // it, then blocks every write for 5 s and fails it: shared with other
+    // incarnations (a restarted participant's grants, the refusals of a
+    // supervisor's retries), such a writer stalled the whole Bridge. When an
+    // incarnation is no longer registered (lost, revoked, refused, or left
+    // without acknowledging) its writer is kept, listed in `idle_writers`: a
+    // revoked one that comes back is answered through it, and deleting a
+    // writer with samples it has not acknowledged blocks for Cyclone's linger
+    // time. A kept writer goes once it has no matched reader and nothing held
+    // for discovery (the process is gone), or, oldest first, beyond
+    // BridgeConfig::kept_writers (with the record of a revoked incarnation
+    // it served); and all at close. Loop thread only.
+    using WriterKey = std::pair<std::string, std::uint64_t>; // name, incarnation
+    std::map<WriterKey, detail::Entity> writers;
+    std::list<WriterKey> idle_writers; // oldest first
     // Set once before the entities exist; the listeners post jobs holding a copy.
     std::weak_ptr<Impl> weak_self;
     std::atomic<bool> drain_posted{false};
@@ -235,11 +244,22 @@ struct Bridge::Impl {
         return o;
     }
 
+    // Refuses an announce, through a writer of that incarnation's own, kept
+    // until its process is gone (see `writers`).
     void refuse_announce(const remote::HostMessage& m, const remote::Announce& a, remote::WelcomeRefusal why,
                          std::string text)
     {
+        const WriterKey key{m.participant, m.incarnation};
         Outgoing o;
-        o.via = writer.get();
+        try {
+            o.via = writer_for(key);
+        } catch (const Error&) {
+            update([](BridgeStats& st) {
+                ++st.refused_announces;
+                ++st.write_failures;
+            });
+            return;
+        }
         o.reader = a.reply_reader;
         o.participant = m.participant;
         o.target_incarnation = m.incarnation;
@@ -249,6 +269,7 @@ struct Bridge::Impl {
         o.text = std::move(text);
         update([](BridgeStats& st) { ++st.refused_announces; });
         send(std::move(o), nullptr);
+        keep_writer(key); // a refused incarnation is never registered
     }
 
     // --------------------------------------------------------- reading
@@ -338,9 +359,9 @@ struct Bridge::Impl {
 
     // A writer in `partition` on the participant-bound topic; its matches
     // release the messages held for discovery.
-    detail::Entity create_writer(const std::string& partition)
+    detail::Entity create_writer(const std::string& partition, WallClock::duration lease)
     {
-        const detail::QosPtr wq = detail::make_remote_qos(partition, detail::Side::writer, config.lease);
+        const detail::QosPtr wq = detail::make_remote_qos(partition, detail::Side::writer, lease);
         dds_listener_t* wl = dds_create_listener(this);
         dds_lset_publication_matched(wl, &on_publication_matched);
         const dds_entity_t w =
@@ -349,13 +370,16 @@ struct Bridge::Impl {
         return detail::Entity(detail::check(w, "creating a DDS writer of the Bridge"));
     }
 
-    dds_entity_t writer_for(const std::string& name)
+    dds_entity_t writer_for(const WriterKey& key)
     {
-        idle_writers.remove(name);
-        if (const auto it = writers.find(name); it != writers.end()) return it->second.get();
-        detail::Entity w = create_writer(detail::participant_partition(config.partition, name));
+        idle_writers.remove(key);
+        if (const auto it = writers.find(key); it != writers.end()) return it->second.get();
+        // Infinite lease: the host's liveliness is `alive_writer`'s (see
+        // remote::host_partition for why).
+        detail::Entity w = create_writer(remote::participant_partition(config.partition, key.first, key.second),
+                                         WallClock::duration::max());
         const dds_entity_t handle = w.get();
-        writers.emplace(name, std::move(w));
+        writers.emplace(key, std::move(w));
         count_writers();
         return handle;
     }
@@ -365,47 +389,57 @@ struct Bridge::Impl {
         update([n = writers.size()](BridgeStats& st) { st.writers = n; });
     }
 
-    // Deletes the writer of `name` (not registered). What is still held for
-    // discovery goes through the shared writer instead: behind nothing.
-    void delete_writer(const std::string& name)
+    // Deletes the writer of an incarnation that is not registered, and what
+    // is still held for discovery through it.
+    void delete_writer(const WriterKey& key)
     {
-        const auto it = writers.find(name);
+        const auto it = writers.find(key);
         if (it == writers.end()) return;
-        for (Outgoing& o : waiting_for_match) {
-            if (o.via == it->second.get()) o.via = writer.get();
-        }
+        const dds_entity_t w = it->second.get();
+        std::erase_if(waiting_for_match, [&](const Outgoing& o) { return o.via == w; });
         writers.erase(it); // may linger (see `writers`)
-        idle_writers.remove(name);
+        idle_writers.remove(key);
         count_writers();
     }
 
-    // The writer of `name`, which is no longer registered, is kept for its
-    // return, within the bound.
-    void keep_writer(const std::string& name)
+    // The writer of an incarnation that is no longer registered is kept,
+    // within the bound.
+    void keep_writer(const WriterKey& key)
     {
-        if (writers.count(name) == 0) return;
-        idle_writers.remove(name);
-        idle_writers.push_back(name);
+        if (writers.count(key) == 0) return;
+        idle_writers.remove(key);
+        idle_writers.push_back(key);
         sweep_writers();
-        while (idle_writers.size() > config.kept_writers) delete_writer(idle_writers.front());
+        while (idle_writers.size() > config.kept_writers) {
+            const WriterKey oldest = idle_writers.front();
+            delete_writer(oldest);
+            forget_revoked(oldest);
+        }
     }
 
-    // Kept writers that no reader matches any more go, and with them the
-    // records of revoked participants whose reader is gone: nobody is left to
-    // answer. (A revoked name's record without a writer answers through the
-    // shared writer, which every participant's reader matches.)
+    // The record of revoked incarnation `key`, if it is the name's.
+    void forget_revoked(const WriterKey& key)
+    {
+        if (const auto r = revoked.find(key.first); r != revoked.end() && r->second.incarnation == key.second) {
+            revoked.erase(r);
+        }
+    }
+
+    // Kept writers that no reader matches any more, and that hold nothing
+    // for a reader still being discovered, go, and with them the record of a
+    // revoked incarnation they served: nobody is left to answer.
     void sweep_writers()
     {
         for (auto it = idle_writers.begin(); it != idle_writers.end();) {
-            const std::string name = *it++;
-            if (dds_get_matched_subscriptions(writers.at(name).get(), nullptr, 0) == 0) {
-                delete_writer(name);
-                revoked.erase(name);
+            const WriterKey key = *it++;
+            const dds_entity_t w = writers.at(key).get();
+            const bool holding = std::any_of(waiting_for_match.begin(), waiting_for_match.end(),
+                                             [&](const Outgoing& o) { return o.via == w; });
+            if (!holding && dds_get_matched_subscriptions(w, nullptr, 0) == 0) {
+                delete_writer(key);
+                forget_revoked(key);
             }
         }
-        std::erase_if(revoked, [&](const auto& entry) {
-            return writers.count(entry.first) == 0 && !reader_matched(writer.get(), entry.second.reader);
-        });
     }
 
     void on_announce(const remote::HostMessage& m, const remote::Announce& a, dds_instance_handle_t writer_handle)
@@ -422,7 +456,7 @@ struct Bridge::Impl {
         }
         dds_entity_t out = 0;
         try {
-            out = writer_for(m.participant);
+            out = writer_for({m.participant, m.incarnation});
         } catch (const Error& e) {
             accessor.deregister();
             refuse_announce(m, a, remote::WelcomeRefusal::invalid, e.what());
@@ -624,11 +658,11 @@ struct Bridge::Impl {
         // left in a hurry): its writer goes, without waiting for anything.
         // Otherwise it is kept for the name's return, within the bound.
         if (reason != LeaveReason::closing) {
-            if (const auto w = writers.find(rec->info.name); reason == LeaveReason::left && w != writers.end() &&
-                                                             dds_wait_for_acks(w->second.get(), 0) == DDS_RETCODE_OK) {
-                delete_writer(rec->info.name);
+            const WriterKey key{rec->info.name, rec->info.incarnation};
+            if (reason == LeaveReason::left && dds_wait_for_acks(rec->out, 0) == DDS_RETCODE_OK) {
+                delete_writer(key);
             } else {
-                keep_writer(rec->info.name);
+                keep_writer(key);
             }
         }
         {
@@ -717,9 +751,12 @@ struct Bridge::Impl {
         if (config.on_lost == LostParticipantPolicy::revoke) {
             const std::optional<std::uint64_t> pending = rec->pending;
             remove(rec, LeaveReason::lost);
-            Revoked& r = revoked[rec->info.name];
-            r = Revoked{rec->info.incarnation, rec->reader, rec->out_seq};
-            if (pending) refuse_revoked(rec->info.name, r, *pending, rec->pending_time);
+            // Remembered while its writer is kept (see `writers`).
+            if (writers.count({rec->info.name, rec->info.incarnation}) != 0) {
+                Revoked& r = revoked[rec->info.name];
+                r = Revoked{rec->info.incarnation, rec->reader, rec->out_seq};
+                if (pending) refuse_revoked(rec->info.name, r, *pending, rec->pending_time);
+            }
             d.message += "; revoked, the simulation goes on";
         } else {
             handler.pause();
@@ -734,10 +771,11 @@ struct Bridge::Impl {
     void refuse_revoked(const std::string& name, Revoked& r, std::uint64_t request, SimTime requested)
     {
         Outgoing o;
-        // Through the writer it had (kept while it is revoked): behind what
-        // was written to it before, in one writer's order.
-        const auto w = writers.find(name);
-        o.via = w != writers.end() ? w->second.get() : writer.get();
+        // Through the writer it had (kept while it is revoked, as its record
+        // is): behind what was written to it before, in one writer's order.
+        const auto w = writers.find({name, r.incarnation});
+        if (w == writers.end()) return;
+        o.via = w->second.get();
         o.reader = r.reader;
         o.participant = name;
         o.target_incarnation = r.incarnation;
@@ -830,8 +868,7 @@ void Bridge::Impl::start()
     const dds_entity_t pp = participant->native_handle();
     to_host_topic = detail::create_to_host_topic(pp);
     to_participant_topic = detail::create_to_participant_topic(pp);
-
-    writer = create_writer(config.partition);
+    alive_writer = create_writer(remote::host_partition(config.partition, incarnation), config.lease);
 
     const detail::QosPtr rq = detail::make_remote_qos(config.partition, detail::Side::reader);
     dds_listener_t* rl = dds_create_listener(this);
@@ -917,7 +954,7 @@ Bridge::~Bridge()
     } catch (...) {
     }
     // No listener runs after these deletions (dds_delete waits for one running).
-    impl_->writer.reset();
+    impl_->alive_writer.reset();
     impl_->to_host_topic.reset();
     impl_->to_participant_topic.reset();
     impl_->own_loop.reset();

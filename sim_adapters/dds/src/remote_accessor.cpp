@@ -26,6 +26,9 @@ struct RemoteState {
     Entity to_participant_topic;
     Entity writer;
     Entity reader;
+    // Reads nothing: watches the liveliness of the welcoming host's liveliness
+    // writer (remote::host_partition), created once the welcome came.
+    Entity host_alive_reader;
 
     std::mutex write_mutex; // sequence numbers in the order written
     std::uint64_t out_seq = 0;
@@ -37,9 +40,12 @@ struct RemoteState {
     std::optional<remote::Welcome> welcome;
     HandlerState state = HandlerState::running;
     SimTime now{};
-    // The publication handle of the host's writer (from the welcome's sample
-    // info), and whether its liveliness lease expired.
+    // The publication handle of the host's writer to this participant (from
+    // the welcome's sample info), the host's incarnation, and whether the host
+    // is lost: its liveliness writer's lease expired (or that writer, or the
+    // writer to this participant, is gone).
     dds_instance_handle_t host_writer = 0;
+    std::uint64_t host_incarnation = 0;
     bool host_lost = false;
     std::optional<std::uint64_t> waiting_for; // the request whose reply a caller waits for
     std::optional<remote::Grant> reply;
@@ -98,7 +104,8 @@ struct RemoteState {
     RemoteState(std::string n, std::uint64_t inc) : name(n), inbox(std::move(n), inc) {}
     ~RemoteState()
     {
-        // The reader first: dds_delete waits for a running listener, which uses this object.
+        // The readers first: dds_delete waits for a running listener, which uses this object.
+        host_alive_reader.reset();
         reader.reset();
         writer.reset();
         to_participant_topic.reset();
@@ -178,6 +185,7 @@ struct RemoteState {
         if (const auto* w = std::get_if<remote::Welcome>(&m.body)) {
             welcome = *w;
             host_writer = writer_handle;
+            host_incarnation = m.host_incarnation;
             if (w->refusal == remote::WelcomeRefusal::none) {
                 state = w->state;
                 now = w->now;
@@ -202,22 +210,40 @@ struct RemoteState {
 
     static void on_data_available(dds_entity_t rd, void* arg) { static_cast<RemoteState*>(arg)->on_data(rd); }
 
-    // The host's writer lost its liveliness (alive count down for its handle):
-    // the host is gone. (A reply that arrived before is still taken, by the
-    // data listener, and answers its request if that has not ended yet.)
+    // The host's writer to this participant is gone (alive count down for its
+    // handle; its lease is infinite, so it is never merely not alive): the
+    // host closed, or Cyclone dropped its process. (A reply that arrived
+    // before is still taken, by the data listener, and answers its request if
+    // that has not ended yet.)
     static void on_liveliness_changed(dds_entity_t, const dds_liveliness_changed_status_t st, void* arg)
     {
         if (st.alive_count_change >= 0) return;
         auto* self = static_cast<RemoteState*>(arg);
         {
             std::lock_guard<std::mutex> guard(self->mutex);
-            if (self->host_writer == 0 || st.last_publication_handle != self->host_writer || self->host_lost) return;
-            self->host_lost = true;
-            self->state = HandlerState::stopped;
-            self->end_async(make_error_code(errc::stopped));
+            if (self->host_writer == 0 || st.last_publication_handle != self->host_writer) return;
         }
-        self->changed.notify_all();
-        self->run_ready();
+        self->lose_host();
+    }
+
+    // The host's liveliness writer, the only one in its partition, lost its
+    // liveliness or is gone: the host's process died or the link to it is lost.
+    static void on_host_liveliness_changed(dds_entity_t, const dds_liveliness_changed_status_t st, void* arg)
+    {
+        if (st.alive_count_change < 0) static_cast<RemoteState*>(arg)->lose_host();
+    }
+
+    void lose_host()
+    {
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            if (host_lost) return;
+            host_lost = true;
+            state = HandlerState::stopped;
+            end_async(make_error_code(errc::stopped));
+        }
+        changed.notify_all();
+        run_ready();
     }
 
     remote::RejectionCounts decode_rejections; // under `mutex`
@@ -334,12 +360,12 @@ RemoteAccessor::RemoteAccessor(std::shared_ptr<Participant> participant, std::st
                                             "creating the RemoteAccessor's DDS writer"));
     detail::check(dds_set_status_mask(s.writer.get(), DDS_PUBLICATION_MATCHED_STATUS),
                   "enabling the matched status of the RemoteAccessor's writer");
-    // Its own partition carries what the host writes to it (one writer per
-    // participant: nobody else's traffic reaches this process); the shared one
-    // the refusal of an announce, which the host writes before it has a writer
-    // for this name.
+    // Its own partition carries all the host writes to it, the refusal of its
+    // announce included, through a writer made for this incarnation: nobody
+    // else's traffic reaches this process, and no host writer is matched by
+    // another incarnation's reader (a dead one would hold it up).
     const detail::QosPtr rq = detail::make_remote_qos(
-        {s.config.partition, detail::participant_partition(s.config.partition, s.name)}, detail::Side::reader);
+        remote::participant_partition(s.config.partition, s.name, s.incarnation), detail::Side::reader);
     dds_listener_t* listener = dds_create_listener(&s);
     dds_lset_data_available(listener, &detail::RemoteState::on_data_available);
     dds_lset_liveliness_changed(listener, &detail::RemoteState::on_liveliness_changed);
@@ -374,6 +400,15 @@ RemoteAccessor::RemoteAccessor(std::shared_ptr<Participant> participant, std::st
                                                                                        : errc::invalid_state;
         throw Error(code, "RemoteAccessor '" + name + "': the host refused it: " + s.welcome->text);
     }
+    const std::uint64_t host = s.host_incarnation;
+    lock.unlock();
+    const detail::QosPtr aq =
+        detail::make_remote_qos(remote::host_partition(s.config.partition, host), detail::Side::reader);
+    dds_listener_t* alive_listener = dds_create_listener(&s);
+    dds_lset_liveliness_changed(alive_listener, &detail::RemoteState::on_host_liveliness_changed);
+    const dds_entity_t a = dds_create_reader(pp, s.to_participant_topic.get(), aq.get(), alive_listener);
+    dds_delete_listener(alive_listener);
+    s.host_alive_reader = detail::Entity(detail::check(a, "creating the RemoteAccessor's reader of its host's liveliness"));
 }
 
 RemoteAccessor::~RemoteAccessor()

@@ -39,24 +39,6 @@ QosPtr make_remote_qos(const std::string& partition, Side side, WallClock::durat
     return make_remote_qos(std::vector<std::string>{partition}, side, lease);
 }
 
-std::string participant_partition(const std::string& partition, const std::string& name)
-{
-    static constexpr char kHex[] = "0123456789ABCDEF";
-    std::string out = partition + "/";
-    for (const char c : name) {
-        const auto b = static_cast<unsigned char>(c);
-        if ((b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') || b == '_' || b == '.' ||
-            b == '-') {
-            out += c;
-        } else {
-            out += '%';
-            out += kHex[b >> 4];
-            out += kHex[b & 0xF];
-        }
-    }
-    return out;
-}
-
 QosPtr make_remote_qos(const std::vector<std::string>& partitions, Side side, WallClock::duration lease)
 {
     if (partitions.empty() || partitions.front().empty()) {

@@ -39,13 +39,6 @@ QosPtr make_remote_qos(const std::string& partition, Side side,
 QosPtr make_remote_qos(const std::vector<std::string>& partitions, Side side,
                        WallClock::duration lease = WallClock::duration::max());
 
-/// The partition of the host's writer for the participant named `name`:
-/// `partition`, '/', then the name with every byte outside [A-Za-z0-9_.-]
-/// written as %XX. Escaped, a name is never a partition pattern ('*', '?'),
-/// and two names never share a partition. A participant's reader is in this
-/// one and in `partition` (where the host answers announces it refuses).
-std::string participant_partition(const std::string& partition, const std::string& name);
-
 /// The liveliness lease a matched remote writer offers (nullopt: infinite or
 /// no longer matched), for diagnostics.
 std::optional<WallClock::duration> offered_lease(dds_entity_t reader, dds_instance_handle_t writer);

@@ -61,6 +61,45 @@ std::string check_name(std::string_view name)
 
 namespace {
 
+constexpr char kHex[] = "0123456789ABCDEF";
+
+void append_hex(std::string& out, std::uint64_t value)
+{
+    for (int shift = 60; shift >= 0; shift -= 4) out += kHex[(value >> shift) & 0xF];
+}
+
+} // namespace
+
+std::string host_partition(std::string_view partition, std::uint64_t host_incarnation)
+{
+    std::string out(partition);
+    out += "/%host/";
+    append_hex(out, host_incarnation);
+    return out;
+}
+
+std::string participant_partition(std::string_view partition, std::string_view name, std::uint64_t incarnation)
+{
+    std::string out(partition);
+    out += '/';
+    for (const char c : name) {
+        const auto b = static_cast<unsigned char>(c);
+        if ((b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') || b == '_' || b == '.' ||
+            b == '-') {
+            out += c;
+        } else {
+            out += '%';
+            out += kHex[b >> 4];
+            out += kHex[b & 0xF];
+        }
+    }
+    out += '/';
+    append_hex(out, incarnation);
+    return out;
+}
+
+namespace {
+
 // The fixed-size string field up to its terminator; nullopt without one.
 std::optional<std::string_view> terminated(std::string_view field)
 {

@@ -54,18 +54,19 @@ constexpr auto kWait = 20s;
 std::vector<std::uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
 std::string string_of(std::span<const std::uint8_t> b) { return {b.begin(), b.end()}; }
 
-// A raw Cyclone writer of one of the remote topics, in partition "simsync",
-// for forging samples.
+// A raw Cyclone writer of one of the remote topics, in `partition`, for
+// forging samples.
 class RawWriter {
 public:
-    RawWriter(const sd::Participant& p, const dds_topic_descriptor_t* desc, const char* topic)
+    RawWriter(const sd::Participant& p, const dds_topic_descriptor_t* desc, const char* topic,
+              const std::string& partition = "simsync")
     {
         topic_ = dds_create_topic(p.native_handle(), desc, topic, nullptr, nullptr);
         REQUIRE(topic_ > 0);
         dds_qos_t* q = dds_create_qos();
         dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(5));
         dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
-        dds_qset_partition1(q, "simsync");
+        dds_qset_partition1(q, partition.c_str());
         writer_ = dds_create_writer(p.native_handle(), topic_, q, nullptr);
         dds_delete_qos(q);
         REQUIRE(writer_ > 0);
@@ -407,7 +408,9 @@ TEST_CASE_FIXTURE(ForgeryTarget, "Remote.BadInput.ForgedSamplesToTheHostAreCount
 
 TEST_CASE_FIXTURE(ForgeryTarget, "Remote.BadInput.ForgedSamplesToAParticipantAreCountedAndIgnored" * doctest::timeout(120))
 {
-    RawWriter forger(*participant, &simsync_remote_ToParticipant_desc, "simsync/remote/to_participant");
+    // In the participant's own partition, the only one it reads.
+    RawWriter forger(*participant, &simsync_remote_ToParticipant_desc, "simsync/remote/to_participant",
+                     r::participant_partition("simsync", "controller", inc));
     REQUIRE(forger.wait_for_readers(1));
     auto forged = [&](const std::string& name, std::uint64_t target, std::uint64_t host, std::uint64_t seq) {
         simsync_remote_ToParticipant s{};
@@ -490,7 +493,8 @@ TEST_CASE_FIXTURE(ForgeryTarget, "Remote.BadInput.AnOversizedPayloadFromAWriterW
 
     const dds_topic_descriptor_t to_participant =
         as_real_type(simsync_remote_unbounded_ToParticipant_desc, "simsync_remote::ToParticipant");
-    RawWriter participant_forger(*other, &to_participant, "simsync/remote/to_participant");
+    RawWriter participant_forger(*other, &to_participant, "simsync/remote/to_participant",
+                                 r::participant_partition("simsync", "controller", inc));
     REQUIRE(participant_forger.wait_for_readers(1));
     simsync_remote_unbounded_ToParticipant grant{};
     std::strncpy(grant.participant, "controller", sizeof grant.participant - 1);
@@ -946,7 +950,7 @@ TEST_CASE_FIXTURE(PausedHost, "Remote.Request.TheReplyToARequestGivenUpOnIsDropp
 namespace {
 
 // A participant made of raw Cyclone entities in its own DDS participant: a
-// reader in its partition ("simsync/<name>") and the shared one, and a writer
+// reader in its partition (remote::participant_partition), and a writer
 // to the host that announces it (free, exclusive). Dropping the writer is a
 // loss for the host (the writer's liveliness goes), while the reader stays
 // matched: what a participant killed before Cyclone dropped its process from
@@ -965,9 +969,9 @@ public:
         dds_qos_t* q = dds_create_qos();
         dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(5));
         dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
-        const std::string own = "simsync/" + name;
-        const char* partitions[] = {"simsync", own.c_str()};
-        dds_qset_partition(q, 2, partitions);
+        const std::uint64_t incarnation = 1000 + name.size();
+        const std::string own = r::participant_partition("simsync", name, incarnation);
+        dds_qset_partition1(q, own.c_str());
         reader_ = dds_create_reader(pp, to_participant_, q, nullptr);
         dds_qset_partition1(q, "simsync");
         writer_ = dds_create_writer(pp, to_host_, q, nullptr);
@@ -976,7 +980,7 @@ public:
         REQUIRE(writer_ > 0);
         dds_guid_t guid{};
         REQUIRE(dds_get_guid(reader_, &guid) == DDS_RETCODE_OK);
-        simsync_remote_ToHost a = to_host(name, 1000 + name.size(), 1, r::ToHostKind::announce);
+        simsync_remote_ToHost a = to_host(name, incarnation, 1, r::ToHostKind::announce);
         a.accessor_kind = 1;
         a.time = std::numeric_limits<std::int64_t>::min();
         std::memcpy(a.reply_reader, guid.v, 16);

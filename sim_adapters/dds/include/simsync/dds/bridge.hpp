@@ -83,18 +83,21 @@ struct BridgeConfig {
     /// naming the participant (`accessor`), the reason (`reason` = timed_out:
     /// its lease expired) and what was done (`message`).
     LostParticipantPolicy on_lost = LostParticipantPolicy::revoke;
-    /// How many DDS writers of names that are no longer registered the Bridge
-    /// keeps (the host writes to each participant through a writer of its
-    /// own). A name that is lost, revoked, or leaves without having
-    /// acknowledged everything keeps its writer, for its return (a restarted
-    /// participant reuses it) and because deleting a writer that a dead but
-    /// still matched reader has not acknowledged blocks for Cyclone's writer
-    /// linger time (Internal/WriterLingerDuration, 1 s by default). A kept
+    /// How many DDS writers of participants that are no longer registered the
+    /// Bridge keeps (the host writes to each participant incarnation through a
+    /// writer of its own, also to refuse it). One that is lost, revoked,
+    /// refused, or leaves without having acknowledged everything keeps its
+    /// writer: a revoked participant that
+    /// comes back (from a debugger, an outage) is answered through it, and
+    /// deleting a writer that a dead but still matched reader has not
+    /// acknowledged blocks for Cyclone's writer linger time
+    /// (Internal/WriterLingerDuration, 1 s by default). A kept
     /// writer is deleted once no reader matches it (Cyclone has dropped the
     /// participant's process from discovery: its DDS lease, DomainConfig::
     /// lease_duration, expired, or it exited), and beyond this many the oldest
     /// is deleted at once, on the loop's thread, which may then stand still
-    /// for up to that linger time. 0: none is kept.
+    /// for up to that linger time (a revoked participant whose writer goes
+    /// is no longer answered). 0: none is kept.
     std::size_t kept_writers = 16;
     /// Fills a grant's payload (observations), at most remote::kMaxPayload bytes.
     /// Called on the Bridge's loop thread inside the participant's access, at the
@@ -160,9 +163,9 @@ struct BridgeStats {
     /// the announce arrived, or a lost participant's reader was dropped and not
     /// yet rediscovered.
     std::uint64_t held_for_discovery = 0;
-    /// The DDS writers the Bridge holds now for participant names (not a
-    /// count of events): one per registered participant, plus at most
-    /// BridgeConfig::kept_writers of names no longer registered.
+    /// The DDS writers the Bridge holds now for participants (not a count of
+    /// events): one per registered participant, plus at most
+    /// BridgeConfig::kept_writers of participants no longer registered.
     std::uint64_t writers = 0;
     /// Samples dropped before acting on them, by reason (malformed, unknown,
     /// duplicate, out of order, ...).
@@ -182,8 +185,10 @@ struct BridgeStats {
 /// participant wrote it. A grant's payload is filled, and a release's payload
 /// applied, by the BridgeConfig callbacks on that loop, inside the access.
 /// It writes to each participant through a writer of its own, in a DDS
-/// partition of its own (created when the name first joins), so what it
-/// writes to one participant reaches that participant's process only.
+/// partition of its own (remote::participant_partition; one per incarnation,
+/// created when it announces itself, also to refuse it), so what it writes to
+/// one participant reaches that participant's process only, and no writer of
+/// the host waits for the dead reader of another incarnation.
 /// A second participant announcing a name that is registered (by another
 /// participant or a local accessor) gets a welcome refusing it (duplicate_name).
 ///
@@ -217,9 +222,8 @@ struct BridgeStats {
 /// too.
 class Bridge {
 public:
-    /// Creates the topics, the reader and the writer for refusals in
-    /// `participant` (a participant's own writer comes when it joins) and starts
-    /// serving. `executor`: the loop to run on; empty: a private EventLoop.
+    /// Creates the topics and the reader in `participant` (the writer to a
+    /// participant comes when it announces itself) and starts serving. `executor`: the loop to run on; empty: a private EventLoop.
     /// @throws simsync::Error: invalid_argument if `participant` is null or the
     ///         partition empty; invalid_state if Cyclone refuses an entity.
     Bridge(SimSyncHandler& handler, std::shared_ptr<Participant> participant, BridgeConfig config = {},

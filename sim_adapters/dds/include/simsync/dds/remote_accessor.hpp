@@ -24,8 +24,9 @@ namespace simsync::dds {
 /// Configuration of a RemoteAccessor. A value type.
 struct RemoteAccessorConfig {
     /// The DDS partition; the host's Bridge must use the same one. The
-    /// participant's reader is also in "<partition>/<its escaped name>", where
-    /// the host writes to it alone (docs/remote.md, "Topics and QoS").
+    /// participant's writer is in it; its reader is in "<partition>/<its
+    /// escaped name>/<incarnation>" (remote::participant_partition), where the
+    /// host writes to it alone (docs/remote.md, "Topics and QoS").
     std::string partition = remote::kPartition;
     /// How long the constructor waits for a host to match and welcome it.
     WallClock::duration join_timeout = std::chrono::seconds(10);

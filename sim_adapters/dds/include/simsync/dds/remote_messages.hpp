@@ -48,6 +48,29 @@ inline constexpr std::size_t kMaxName = 256;
 /// The longest refusal text of a welcome, in bytes.
 inline constexpr std::size_t kMaxText = 1024;
 
+/// The DDS partition in which the host writes to one incarnation of the
+/// participant named `name`: `partition`, '/', the name with every byte
+/// outside [A-Za-z0-9_.-] written as %XX, '/', the incarnation as 16 upper
+/// case hex digits. Escaped, a name is never a partition pattern ('*', '?'),
+/// and two names never share a partition; with the incarnation, a participant
+/// restarted under its name never shares one with its predecessor, whose
+/// reader Cyclone may still list (until that process's DDS lease expires)
+/// but which never acknowledges anything. A participant's reader is in this
+/// one and in `partition` (where the host answers announces it refuses).
+std::string participant_partition(std::string_view partition, std::string_view name, std::uint64_t incarnation);
+
+/// The DDS partition of a host's liveliness writer: `partition`, "/%host/",
+/// the host's (Bridge's) incarnation as 16 upper case hex digits (no
+/// participant's partition looks like it: an escaped name never holds a bare
+/// '%'). That writer writes nothing: its DDS liveliness, with the Bridge's
+/// lease, is how a participant that joined that host learns that it is gone.
+/// It is the host's one writer with a finite lease: Cyclone DDS 0.10 reports
+/// a writer of a remote participant not alive when another writer of that
+/// participant with the same lease is deleted (the new shortest lease is
+/// given the time left of the old one, none), so the writers that come and
+/// go with the participants have an infinite lease.
+std::string host_partition(std::string_view partition, std::uint64_t host_incarnation);
+
 /// ToHost.kind (idl/remote.idl).
 enum class ToHostKind : std::uint8_t { announce = 1, request = 2, release = 3, cancel = 4, leave = 5 };
 /// ToParticipant.kind (idl/remote.idl).
