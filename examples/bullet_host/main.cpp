@@ -183,6 +183,9 @@ simsync::examples::CommandLine command_line()
          "how long to wait for the controller to join");
     cli.options.add(remote);
     cli.hidden.add_options()("slip-tick", po::value<std::int64_t>(), "test hook of --no-threads");
+    cli.hidden.add_options()("remote-xmit-loss", po::value<int>()->value_name("PER_MILLE"),
+                             "fault test hook of --remote-controller: Cyclone DDS drops this many of every 1000 "
+                             "packets that the host, and the controller it starts, send");
     cli.epilogue = "stdin (one per line): pause, resume, step N, until T, scale X, revoke NAME, status, quit\n"
                    "Exit status: 0 done, 1 failure while running (with --remote-controller also: a command refused,\n"
                    "or the controller failed), 2 bad option or scenario.";
@@ -193,7 +196,7 @@ simsync::examples::CommandLine command_line()
 void check_remote_options(const simsync::examples::po::variables_map& v)
 {
     const bool remote = v.count("remote-controller") != 0;
-    for (const char* name : {"remote-tag", "remote-program"}) {
+    for (const char* name : {"remote-tag", "remote-program", "remote-xmit-loss"}) {
         if (v.count(name) != 0 && !remote) simsync::examples::option_error(name, "only with --remote-controller");
     }
     for (const char* name : {"remote-domain", "remote-network", "remote-partition", "remote-delay-us",
@@ -227,6 +230,10 @@ void check_remote_options(const simsync::examples::po::variables_map& v)
     }
     const double timeout = v["remote-join-timeout"].as<double>();
     if (!(timeout > 0 && timeout <= 86400)) simsync::examples::option_error("remote-join-timeout", "expected (0, 86400] s");
+    if (v.count("remote-xmit-loss") != 0) {
+        const int loss = v["remote-xmit-loss"].as<int>();
+        if (loss < 0 || loss > 1000) simsync::examples::option_error("remote-xmit-loss", "expected 0..1000");
+    }
 }
 
 // The remote controller's options (after check_remote_options); the seed is set later.
@@ -241,6 +248,7 @@ std::optional<bh::RemoteControllerOptions> remote_options(const simsync::example
     r.partition = v["remote-partition"].as<std::string>();
     r.delay_us = v["remote-delay-us"].as<std::int64_t>();
     r.join_timeout_s = v["remote-join-timeout"].as<double>();
+    if (v.count("remote-xmit-loss") != 0) r.xmit_loss_per_mille = v["remote-xmit-loss"].as<int>();
     if (v.count("remote-tag") != 0) {
         r.tag = v["remote-tag"].as<std::string>();
     } else if (r.mode == bh::RemoteControllerOptions::Mode::spawn) {

@@ -19,6 +19,7 @@
 #include "command_line.hpp"
 #include "controller.hpp"
 #include "controller_wire.hpp"
+#include "remote_link.hpp" // xmit_loss_xml
 
 #include <simsync/dds/domain.hpp>
 #include <simsync/dds/remote_accessor.hpp>
@@ -66,7 +67,9 @@ simsync::examples::CommandLine command_line()
     cli.hidden.add_options()
         ("corrupt-command-at", po::value<std::int64_t>(), "test hook: at this tick, send a bad command")
         ("corruption", po::value<std::string>()->default_value("version"),
-         "test hook: version (wire version 99), stale (for the previous tick's instant), missing (none)");
+         "test hook: version (wire version 99), stale (for the previous tick's instant), missing (none)")
+        ("xmit-loss", po::value<int>()->value_name("PER_MILLE"),
+         "fault test hook: Cyclone DDS drops this many of every 1000 packets this process sends");
     cli.epilogue = "Exit status: 0 done, 1 could not join or refused an observation, 2 bad option,\n"
                    "3 the host stopped the simulation before the end.";
     return cli;
@@ -99,6 +102,9 @@ int main(int argc, char** argv)
         if (corruption != "version" && corruption != "stale" && corruption != "missing") {
             simsync::examples::option_error("corruption", "expected version, stale or missing");
         }
+        if (v.count("xmit-loss") != 0 && (v["xmit-loss"].as<int>() < 0 || v["xmit-loss"].as<int>() > 1000)) {
+            simsync::examples::option_error("xmit-loss", "expected 0..1000");
+        }
         if (v.count("seed") != 0) {
             seed_option = simsync::examples::parse_unsigned_option("seed", v["seed"].as<std::string>());
         }
@@ -123,6 +129,13 @@ int main(int argc, char** argv)
                                       : sd::DomainConfig{};
         domain.id = v["domain"].as<std::uint32_t>();
         domain.tag = v["tag"].as<std::string>();
+        if (v.count("xmit-loss") != 0 && v["xmit-loss"].as<int>() > 0) {
+            domain.extra_xml = bh::xmit_loss_xml(v["xmit-loss"].as<int>());
+            std::fprintf(stderr,
+                         "simsync-remote-controller: fault injection: Cyclone DDS drops %d of every 1000 packets it "
+                         "sends (%s)\n",
+                         v["xmit-loss"].as<int>(), domain.extra_xml.c_str());
+        }
         auto participant = sd::Participant::create(domain);
         sd::RemoteAccessorConfig rc;
         rc.partition = v["partition"].as<std::string>();

@@ -44,6 +44,7 @@ std::vector<std::string> remote_controller_command(const RemoteControllerOptions
                                   "--network", o.loopback ? "loopback" : "system",
                                   "--partition", o.partition};
     if (!o.tag.empty()) argv.insert(argv.end(), {"--tag", o.tag});
+    if (o.xmit_loss_per_mille > 0) argv.insert(argv.end(), {"--xmit-loss", std::to_string(o.xmit_loss_per_mille)});
     if (o.mode == RemoteControllerOptions::Mode::spawn) {
         argv.insert(argv.end(), {"--random-delay-us", std::to_string(o.delay_us), "--seed", std::to_string(o.seed),
                                  "--join-timeout", seconds_text(o.join_timeout_s)});
@@ -210,6 +211,11 @@ RemoteControllerLink::RemoteControllerLink(SimSyncHandler& handler, Controller& 
     sd::DomainConfig domain = options.loopback ? sd::DomainConfig::loopback(options.domain) : sd::DomainConfig{};
     domain.id = options.domain;
     domain.tag = options.tag;
+    if (options.xmit_loss_per_mille > 0) {
+        domain.extra_xml = xmit_loss_xml(options.xmit_loss_per_mille);
+        std::fprintf(stderr, "simsync-bullet-host: fault injection: Cyclone DDS drops %d of every 1000 packets it sends (%s)\n",
+                     options.xmit_loss_per_mille, domain.extra_xml.c_str());
+    }
     sd::BridgeConfig bc;
     bc.partition = options.partition;
     bc.grant_payload = [&m](const sd::RemoteParticipantInfo& who, Access& a) { return m.grant(who, a); };

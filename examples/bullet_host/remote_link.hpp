@@ -47,7 +47,20 @@ struct RemoteControllerOptions {
     std::int64_t delay_us = 0;
     std::uint64_t seed = 0;
     double join_timeout_s = 30;
+    // Fault tests (--remote-xmit-loss): Cyclone DDS drops this many of every
+    // 1000 packets the host sends, and the controller gets the same (its
+    // --xmit-loss), so both directions lose them.
+    int xmit_loss_per_mille = 0;
 };
+
+// Cyclone DDS's own fault injection (Internal/Test/XmitLossiness): the
+// DomainConfig::extra_xml with which a process drops `per_mille` of every 1000
+// packets it sends. Each process that gets it says so on stderr, naming this
+// XML, so a test can see that both sides lose packets.
+inline std::string xmit_loss_xml(int per_mille)
+{
+    return "<Internal><Test><XmitLossiness>" + std::to_string(per_mille) + "</XmitLossiness></Test></Internal>";
+}
 
 // The command line that starts a controller matching `options` (what spawn
 // runs; what wait prints for the user).

@@ -1,6 +1,10 @@
 #include "dds_testing.hpp"
 
 #include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -13,6 +17,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -224,6 +229,67 @@ std::optional<int> ChildProcess::wait(WallClock::duration timeout)
         } else {
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
+    }
+}
+
+// ------------------------------------------------------- network namespace
+
+namespace {
+
+bool write_file(const char* path, const std::string& text)
+{
+    std::ofstream out(path);
+    out << text;
+    out.flush();
+    return static_cast<bool>(out);
+}
+
+} // namespace
+
+std::optional<std::string> enter_private_network()
+{
+    if (::unshare(CLONE_NEWNET) != 0) {
+        const std::string direct = std::strerror(errno);
+        const uid_t uid = ::getuid();
+        const gid_t gid = ::getgid();
+        if (::unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) {
+            return "this process may not create a network namespace (unshare(CLONE_NEWNET): " + direct +
+                   "; with a user namespace: " + std::strerror(errno) + ")";
+        }
+        // Root in the new user namespace (so: of its network namespace) is us.
+        if (!write_file("/proc/self/setgroups", "deny") ||
+            !write_file("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1") ||
+            !write_file("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1")) {
+            return std::string("the user namespace's id maps could not be written");
+        }
+    }
+    try {
+        set_loopback(true);
+    } catch (const std::exception& e) {
+        return std::string("in the new network namespace: ") + e.what();
+    }
+    return std::nullopt;
+}
+
+void set_loopback(bool up)
+{
+    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) throw std::runtime_error(std::string("set_loopback: socket: ") + std::strerror(errno));
+    ifreq request{};
+    std::strncpy(request.ifr_name, "lo", IFNAMSIZ - 1);
+    int rc = ::ioctl(fd, SIOCGIFFLAGS, &request);
+    if (rc == 0) {
+        if (up) {
+            request.ifr_flags = static_cast<short>(request.ifr_flags | IFF_UP);
+        } else {
+            request.ifr_flags = static_cast<short>(request.ifr_flags & ~IFF_UP);
+        }
+        rc = ::ioctl(fd, SIOCSIFFLAGS, &request);
+    }
+    const int error = errno;
+    ::close(fd);
+    if (rc != 0) {
+        throw std::runtime_error(std::string("taking lo ") + (up ? "up" : "down") + ": " + std::strerror(error));
     }
 }
 

@@ -100,4 +100,20 @@ private:
     std::vector<std::string> lines_;
 };
 
+/// Moves this process into a network namespace of its own, holding only `lo`
+/// (brought up), through a user namespace of its own where the user may not
+/// create a network namespace directly. Call it first in a test, while the
+/// process has its one thread: what it starts afterwards (Cyclone's threads,
+/// child processes) is in that namespace too, so that traffic over `lo` stays
+/// within the test and set_loopback(false) cuts it for the test alone.
+/// @return why it could not (the test should then skip, saying so), or
+///         nullopt once it is in.
+std::optional<std::string> enter_private_network();
+
+/// Takes `lo` of this process's network namespace up or down (`ip link set lo
+/// up|down`): with it down, every packet between the processes of the
+/// namespace is dropped.
+/// @throws std::runtime_error if the kernel refuses.
+void set_loopback(bool up);
+
 } // namespace simsync::dds::testing

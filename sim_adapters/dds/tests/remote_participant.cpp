@@ -19,7 +19,8 @@
 // (with `--hold-until-input`: until a line on stdin, then goes on); `--stall-after
 // K` releases its K-th access declaring its next request (a lockstep
 // participant's bound then holds time) and sleeps instead of asking. `--lease-ms`
-// is its writer's liveliness lease (RemoteAccessorConfig::lease).
+// is its writer's liveliness lease (RemoteAccessorConfig::lease). `--quiet`
+// prints no grant lines (a participant that runs for long, unread).
 //
 // `--host` makes it the other side instead: a paused SimSyncHandler (1 ms step)
 // with a Bridge whose writer offers `--lease-ms`; it prints
@@ -89,7 +90,8 @@ int main(int argc, char** argv)
         ("hold-at", po::value(&hold_at)->default_value(0), "keep the K-th access held and sleep (0: never)")
         ("hold-until-input", "with --hold-at: hold it until a line (or the end) on stdin, then go on")
         ("stall-after", po::value(&stall_after)->default_value(0),
-         "after releasing the K-th access (declaring the next request), sleep instead of asking (0: never)");
+         "after releasing the K-th access (declaring the next request), sleep instead of asking (0: never)")
+        ("quiet", "print no grant lines");
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, options), vm);
@@ -159,10 +161,12 @@ int main(int argc, char** argv)
             }
             ++granted;
             const std::string payload(a.payload().begin(), a.payload().end());
-            std::printf("grant %lld %lld %llu %s\n", static_cast<long long>(a.requested_time().time_since_epoch().count()),
-                        static_cast<long long>(a.granted_time().time_since_epoch().count()),
-                        static_cast<unsigned long long>(a.sequence()), payload.c_str());
-            std::fflush(stdout);
+            if (!vm.count("quiet")) {
+                std::printf("grant %lld %lld %llu %s\n", static_cast<long long>(a.requested_time().time_since_epoch().count()),
+                            static_cast<long long>(a.granted_time().time_since_epoch().count()),
+                            static_cast<unsigned long long>(a.sequence()), payload.c_str());
+                std::fflush(stdout);
+            }
             if (granted == hold_at) {
                 std::printf("holding %lld %llu\n", static_cast<long long>(a.granted_time().time_since_epoch().count()),
                             static_cast<unsigned long long>(a.sequence()));
