@@ -847,6 +847,11 @@ TEST_CASE_FIXTURE(PausedHost, "Remote.Async.ASlotReArmedByAReplyOnAnotherThreadW
     ReArmProbe::State probe;
     probe.requests = &counter;
 
+    // What the completions tell, declared first: they outlive the runners.
+    std::mutex mutex;
+    std::condition_variable done;
+    std::error_code first_error{simsync::errc::invalid_state};
+    std::optional<std::error_code> second_error;
     boost::asio::io_context io;
     auto work = boost::asio::make_work_guard(io);
     std::vector<std::thread> runners;
@@ -863,10 +868,6 @@ TEST_CASE_FIXTURE(PausedHost, "Remote.Async.ASlotReArmedByAReplyOnAnotherThreadW
         }
     } stopper{work, runners, handler};
 
-    std::mutex mutex;
-    std::condition_variable done;
-    std::error_code first_error{simsync::errc::invalid_state};
-    std::optional<std::error_code> second_error;
     auto second = [&](std::error_code e, sd::RemoteAccess) {
         {
             std::lock_guard<std::mutex> guard(mutex);
