@@ -186,6 +186,9 @@ simsync::examples::CommandLine command_line()
     cli.hidden.add_options()("remote-xmit-loss", po::value<int>()->value_name("PER_MILLE"),
                              "fault test hook of --remote-controller: Cyclone DDS drops this many of every 1000 "
                              "packets that the host, and the controller it starts, send");
+    cli.hidden.add_options()("remote-lease", po::value<double>()->value_name("SECONDS"),
+                             "fault test hook of --remote-controller: the liveliness lease of the host and of the "
+                             "controller it starts (default 1 s)");
     cli.epilogue = "stdin (one per line): pause, resume, step N, until T, scale X, revoke NAME, status, quit\n"
                    "Exit status: 0 done, 1 failure while running (with --remote-controller also: a command refused,\n"
                    "or the controller failed), 2 bad option or scenario.";
@@ -196,7 +199,7 @@ simsync::examples::CommandLine command_line()
 void check_remote_options(const simsync::examples::po::variables_map& v)
 {
     const bool remote = v.count("remote-controller") != 0;
-    for (const char* name : {"remote-tag", "remote-program", "remote-xmit-loss"}) {
+    for (const char* name : {"remote-tag", "remote-program", "remote-xmit-loss", "remote-lease"}) {
         if (v.count(name) != 0 && !remote) simsync::examples::option_error(name, "only with --remote-controller");
     }
     for (const char* name : {"remote-domain", "remote-network", "remote-partition", "remote-delay-us",
@@ -234,6 +237,10 @@ void check_remote_options(const simsync::examples::po::variables_map& v)
         const int loss = v["remote-xmit-loss"].as<int>();
         if (loss < 0 || loss > 1000) simsync::examples::option_error("remote-xmit-loss", "expected 0..1000");
     }
+    if (v.count("remote-lease") != 0) {
+        const double lease = v["remote-lease"].as<double>();
+        if (!(lease >= 0.01 && lease <= 86400)) simsync::examples::option_error("remote-lease", "expected [0.01, 86400] s");
+    }
 }
 
 // The remote controller's options (after check_remote_options); the seed is set later.
@@ -249,6 +256,7 @@ std::optional<bh::RemoteControllerOptions> remote_options(const simsync::example
     r.delay_us = v["remote-delay-us"].as<std::int64_t>();
     r.join_timeout_s = v["remote-join-timeout"].as<double>();
     if (v.count("remote-xmit-loss") != 0) r.xmit_loss_per_mille = v["remote-xmit-loss"].as<int>();
+    if (v.count("remote-lease") != 0) r.lease_s = v["remote-lease"].as<double>();
     if (v.count("remote-tag") != 0) {
         r.tag = v["remote-tag"].as<std::string>();
     } else if (r.mode == bh::RemoteControllerOptions::Mode::spawn) {

@@ -69,7 +69,8 @@ simsync::examples::CommandLine command_line()
         ("corruption", po::value<std::string>()->default_value("version"),
          "test hook: version (wire version 99), stale (for the previous tick's instant), missing (none)")
         ("xmit-loss", po::value<int>()->value_name("PER_MILLE"),
-         "fault test hook: Cyclone DDS drops this many of every 1000 packets this process sends");
+         "fault test hook: Cyclone DDS drops this many of every 1000 packets this process sends")
+        ("lease", po::value<double>()->value_name("SECONDS"), "fault test hook: its liveliness lease (default 1 s)");
     cli.epilogue = "Exit status: 0 done, 1 could not join or refused an observation, 2 bad option,\n"
                    "3 the host stopped the simulation before the end.";
     return cli;
@@ -105,6 +106,9 @@ int main(int argc, char** argv)
         if (v.count("xmit-loss") != 0 && (v["xmit-loss"].as<int>() < 0 || v["xmit-loss"].as<int>() > 1000)) {
             simsync::examples::option_error("xmit-loss", "expected 0..1000");
         }
+        if (v.count("lease") != 0 && !(v["lease"].as<double>() >= 0.01 && v["lease"].as<double>() <= 86400)) {
+            simsync::examples::option_error("lease", "expected [0.01, 86400] s");
+        }
         if (v.count("seed") != 0) {
             seed_option = simsync::examples::parse_unsigned_option("seed", v["seed"].as<std::string>());
         }
@@ -139,6 +143,10 @@ int main(int argc, char** argv)
         auto participant = sd::Participant::create(domain);
         sd::RemoteAccessorConfig rc;
         rc.partition = v["partition"].as<std::string>();
+        if (v.count("lease") != 0) {
+            rc.lease = std::chrono::duration_cast<simsync::WallClock::duration>(
+                std::chrono::duration<double>(v["lease"].as<double>()));
+        }
         rc.join_timeout = std::chrono::duration_cast<simsync::WallClock::duration>(
             std::chrono::duration<double>(v["join-timeout"].as<double>()));
         std::unique_ptr<sd::RemoteAccessor> accessor;

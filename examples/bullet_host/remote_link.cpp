@@ -45,6 +45,7 @@ std::vector<std::string> remote_controller_command(const RemoteControllerOptions
                                   "--partition", o.partition};
     if (!o.tag.empty()) argv.insert(argv.end(), {"--tag", o.tag});
     if (o.xmit_loss_per_mille > 0) argv.insert(argv.end(), {"--xmit-loss", std::to_string(o.xmit_loss_per_mille)});
+    if (o.lease_s > 0) argv.insert(argv.end(), {"--lease", seconds_text(o.lease_s)});
     if (o.mode == RemoteControllerOptions::Mode::spawn) {
         argv.insert(argv.end(), {"--random-delay-us", std::to_string(o.delay_us), "--seed", std::to_string(o.seed),
                                  "--join-timeout", seconds_text(o.join_timeout_s)});
@@ -218,6 +219,9 @@ RemoteControllerLink::RemoteControllerLink(SimSyncHandler& handler, Controller& 
     }
     sd::BridgeConfig bc;
     bc.partition = options.partition;
+    if (options.lease_s > 0) {
+        bc.lease = std::chrono::duration_cast<WallClock::duration>(std::chrono::duration<double>(options.lease_s));
+    }
     bc.grant_payload = [&m](const sd::RemoteParticipantInfo& who, Access& a) { return m.grant(who, a); };
     bc.apply_release = [&m](const sd::RemoteParticipantInfo& who, Access& a, std::span<const std::uint8_t> b) {
         m.release(who, a, b);

@@ -51,6 +51,9 @@ struct RemoteControllerOptions {
     // 1000 packets the host sends, and the controller gets the same (its
     // --xmit-loss), so both directions lose them.
     int xmit_loss_per_mille = 0;
+    // The liveliness lease of the Bridge and (spawn) of the controller (its
+    // --lease); 0: the default, 1 s.
+    double lease_s = 0;
 };
 
 // Cyclone DDS's own fault injection (Internal/Test/XmitLossiness): the

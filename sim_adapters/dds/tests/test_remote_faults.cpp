@@ -364,8 +364,9 @@ TEST_CASE("Remote.Faults.PacketLossBothWaysGivesTheInProcessHash" * doctest::tim
 }
 
 // The link between the host and its controller goes down for 0.5 s, less than
-// the lease (1 s, both sides), in the middle of a paced run: nothing is
-// revoked (the host would fail the run), and the hash is the in-process one.
+// the lease (the tests' 2 s, both sides), in the middle of a paced run:
+// nothing is revoked (the host would fail the run), and the hash is the
+// in-process one.
 TEST_CASE("Remote.Faults.ALinkDownShorterThanTheLeaseRevokesNothing" * doctest::timeout(300))
 {
     if (const auto why = sdt::enter_private_network()) {
@@ -375,7 +376,9 @@ TEST_CASE("Remote.Faults.ALinkDownShorterThanTheLeaseRevokesNothing" * doctest::
     const std::string duration = "4";
     const std::string reference = reference_hash(duration);
     sdt::DomainLease lease;
-    sdt::ChildProcess host(bullet_host_argv(remote_run(lease, duration, "1")));
+    std::vector<std::string> args = remote_run(lease, duration, "1");
+    args.insert(args.end(), {"--remote-lease", std::to_string(std::chrono::duration<double>(kLease).count())});
+    sdt::ChildProcess host(bullet_host_argv(args));
     INFO("host:" << transcript(host.lines()));
     REQUIRE(host.read_until([](const std::string& l) { return l == "remote controller joined"; }, kWait));
     // Paced at 1x for 4 s: the outage falls in the middle of the run.
