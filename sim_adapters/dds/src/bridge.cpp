@@ -656,7 +656,7 @@ struct Bridge::Impl {
         std::erase_if(waiting_for_match, [&](const Outgoing& o) { return o.reader == rec->reader; });
         // A participant that left has acknowledged what it was sent (unless it
         // left in a hurry): its writer goes, without waiting for anything.
-        // Otherwise it is kept for the name's return, within the bound.
+        // Otherwise it is kept, within the bound (see `writers`).
         if (reason != LeaveReason::closing) {
             const WriterKey key{rec->info.name, rec->info.incarnation};
             if (reason == LeaveReason::left && dds_wait_for_acks(rec->out, 0) == DDS_RETCODE_OK) {
