@@ -696,15 +696,19 @@ TEST_CASE("Edges.Callbacks.SubscriberMayDestroyTheHandler" * doctest::timeout(60
     CountingWorld world;
     auto handler = std::make_unique<SimSyncHandler>(world, HandlerConfig{.step = 1ms});
     std::vector<HandlerEvent::Kind> seen;
-    Subscription subscription = handler->subscribe([&](const HandlerEvent& e) {
+    Subscription subscription;
+    subscription = handler->subscribe([&](const HandlerEvent& e) {
         seen.push_back(e.kind);
-        if (e.kind == HandlerEvent::Kind::stopped) handler.reset();
+        if (e.kind != HandlerEvent::Kind::stopped) return;
+        // Nothing refers to the core after this (a subscription's weak
+        // reference would keep its memory, hiding a use after destruction).
+        subscription.reset();
+        handler.reset();
     });
     SimSyncHandler* const raw = handler.get();
     raw->stop();
     CHECK(handler == nullptr);
     CHECK(seen == std::vector<HandlerEvent::Kind>{HandlerEvent::Kind::stopped});
-    subscription.reset(); // the core is gone: nothing to unsubscribe from
 }
 
 TEST_CASE("Edges.Callbacks.SubscriberOnTheSteppingThreadMayWaitUntilPaused" * doctest::timeout(60))
