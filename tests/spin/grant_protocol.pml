@@ -233,7 +233,7 @@ byte nfinished;
 #else
 #define SCRATCH hidden
 #endif
-SCRATCH byte mp, mb, mh, goal, k_, xk, gr, was_waiting, held, self_;
+SCRATCH byte mp, mb, mh, goal, k_, xk, gr, was_waiting, held, self_, who;
 
 /* --------------------------------------------------------------- the sets */
 inline min_pending() {
@@ -799,17 +799,19 @@ proctype Exec() {
   :: d_step {
        IDLE_ENGINE && pc == X_IDLE && execq?[D_DUTY] && mtx == 0 ->
        /* the job: Core::carry_duty */
-       printf("MSC: C's loop runs the step duty\n");
        execq?jk;
        jk = 0;
        mtx = _pid;
        if
        :: duty[C] && activity[C] == WAITING ->
+          printf("MSC: C's loop carries the step duty\n");
           duty[C] = false;
           pc = X_CARRY;
           decide = true;
           cont = K_LOCKED
-       :: else -> unlock_swap() /* withdrawn, or handed back meanwhile */
+       :: else ->
+          printf("MSC: C's loop runs the step duty's job: nothing to carry\n");
+          unlock_swap() /* withdrawn, or handed back meanwhile */
        fi
      }
   :: d_step {
@@ -865,12 +867,14 @@ proctype Exec() {
 }
 
 /* ------------------------------------------------------------ cancellation */
-/* Core::cancel_async (without its advance) for the request C has open: the
- * ticket is read when the slot is emitted (with one request of C's, an
- * earlier read adds nothing: it could only name no request or that one). */
+/* Core::cancel_async up to its advance, which the caller makes if held, for
+ * the request C has open: the ticket is read when the slot is emitted (with
+ * one request of C's, an earlier read could only name no request or that
+ * one). */
 inline cancel_async() {
+  held = (activity[C] == WAITING);
   if
-  :: activity[C] == WAITING ->
+  :: held ->
 #ifndef SEED_NO_HANDBACK_ON_CANCEL
      if :: duty[C] -> duty[C] = false; stepping = false :: else -> skip fi;
 #endif
@@ -904,7 +908,7 @@ proctype Canceller() {
        printf("MSC: C's request is cancelled\n");
        mtx = _pid;
        cancel_async();
-       advance(NONE);
+       if :: held -> advance(NONE) :: else -> skip fi;
        pc = K_END;
        after_advance(K_UNLOCK)
      }
@@ -979,31 +983,40 @@ proctype Operator() {
   :: IDLE_ENGINE && pc == O_CHOOSE ->
      if :: pc = O_QUIET :: pc = O_STOP fi /* shutdown once all stands still, or now */
   :: d_step {
-       IDLE_ENGINE && pc == O_ACT && mtx == 0 ->
+       IDLE_ENGINE && pc == O_ACT && op != OP_STOP_B && mtx == 0 ->
        mtx = _pid;
        if
-       :: op == OP_RESUME -> printf("MSC: operator: resume\n"); limit = INF; target = NONE
+       :: op == OP_RESUME -> printf("MSC: operator: resume\n"); limit = INF; target = NONE; held = true
        :: op == OP_STEP ->
           printf("MSC: operator: step(1)\n");
+          held = true;
           if
           :: limit == INF -> k_ = EFF_NOW
           :: else -> k_ = limit; if :: EFF_NOW > k_ -> k_ = EFF_NOW :: else -> skip fi
           fi;
           limit = k_ + 1;
           target = limit
-       :: op == OP_REVOKE_A -> printf("MSC: operator: revoke A\n"); if :: registered[A] -> detach(A) :: else -> skip fi
-       :: op == OP_REVOKE_B -> printf("MSC: operator: revoke B\n"); if :: registered[B] -> detach(B) :: else -> skip fi
-       :: op == OP_REVOKE_C -> printf("MSC: operator: revoke C\n"); if :: registered[C] -> detach(C) :: else -> skip fi
-       :: op == OP_STOP_B ->
-          printf("MSC: operator: stops B's stop_token\n");
-          stop_req = true;
-          if :: cb_on -> waiter[B] = true :: else -> skip fi
+       :: op >= OP_REVOKE_A && op <= OP_REVOKE_C ->
+          who = op - OP_REVOKE_A; /* the slot */
+          printf("MSC: operator: revoke %c\n", NAME(who));
+          held = registered[who]; /* an unknown name: Core::revoke returns at once */
+          if :: held -> detach(who) :: else -> skip fi
        :: op == OP_CANCEL_C -> printf("MSC: operator: cancels C's request\n"); cancel_async()
        fi;
-       advance(NONE); /* (revoke of an unknown name returns before it: no matter) */
+       if :: held -> advance(NONE) :: else -> skip fi;
        op = 0;
        pc = O_CHOOSE;
        after_advance(K_UNLOCK)
+     }
+  :: atomic {
+       IDLE_ENGINE && pc == O_ACT && op == OP_STOP_B ->
+       /* std::stop_source::request_stop: no lock; the stop_callback notifies
+        * B's Waiter */
+       printf("MSC: operator: stops B's stop_token\n");
+       stop_req = true;
+       if :: cb_on -> waiter[B] = true :: else -> skip fi;
+       op = 0;
+       pc = O_CHOOSE
      }
   :: d_step {
        IDLE_ENGINE && pc == O_PAUSE && mtx == 0 ->
