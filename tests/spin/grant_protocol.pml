@@ -59,8 +59,9 @@
  *                         the fix of defect 5 (issue 22) for a step duty,
  *                         ~Access (Core::release) for a granted completion
  *   advance, step_goal, grant_at_now, grant, withdraw, detach (revoke=true),
- *   end_hold, add_bound, stop_locked, complete_async, wake, release_body
- *   (the second Core::release): the functions of the same names.
+ *   end_hold, add_bound, stop_locked, complete_async, wake, cancel_async: the
+ *   functions of the same names; release_body: the second Core::release
+ *   (release_hold up to its advance); grantable: grant_at_now's test.
  *   unlock_swap           Core::flush_and_unlock: takes wakes_ and
  *                         deliveries_ under the lock, unlocks, notifies,
  *                         delivers (Core::deliver)
