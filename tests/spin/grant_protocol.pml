@@ -23,16 +23,15 @@
  * cancelling is a thread of its own (proctype Canceller), concurrent with
  * the operator (a larger state space: check.sh --deep).
  *
- * THE BASELINE is the protocol as src/core at 8165b2f implements it, with
- * three changes this model shows it needs (each switched back to the code's
- * behaviour by a SEED_ switch below):
- *  1. defect 5's fix: a step duty destroyed unrun hands the duty back, and
- *     the destroying thread steps for the request if it is still next
- *     (advance(lock, &s), not nullptr: SEED_HANDBACK_LOOP);
- *  2. flush_and_unlock reports (returns true) that a destroyed job's
+ * THE BASELINE is the protocol as src/core implements it at e824770 (with
+ * issue 22's fix of defect 5: Core::duty_dropped, executor_unreachable; and
+ * of defect 4: shutdown abandons a grant whose executor completion has not
+ * begun), with two changes this model shows it needs, each switched back to
+ * the code's behaviour by a SEED_ switch below:
+ *  1. flush_and_unlock reports (returns true) that a destroyed job's
  *     destructor ran the core's code on this thread, so request() looks at
  *     its slot again before it sleeps (SEED_NO_RECHECK);
- *  3. grant_at_now grants nothing once stopped (SEED_GRANT_AFTER_STOP).
+ *  2. grant_at_now grants nothing once stopped (SEED_GRANT_AFTER_STOP).
  *
  * WHICH CODE EACH PART STANDS FOR (src/core/core.cpp unless named)
  *   proctype Blocking     a thread in Accessor::request_access, then the
@@ -44,9 +43,11 @@
  *                         else flush_and_unlock and Waiter::wait_until)
  *   proctype Exec         the executor's thread: C's async_request_access
  *                         (Core::start_async: start_async), the posted step
- *                         duty (Core::carry_duty), C's completion handler
- *                         (AsioCompletion::complete), the loop's destruction
- *   proctype Operator     Core::pause, resume, step, revoke, shutdown; and
+ *                         duty (Core::carry_duty), C's completion (asio.hpp's
+ *                         Granted: CompletionScope, Core::begin_completion,
+ *                         then the handler), the loop's destruction
+ *   proctype Operator     Core::pause, resume, step, revoke, shutdown (with
+ *                         the abandoning of a queued completion); and
  *                         std::stop_source::request_stop (B's stop_callback
  *                         notifies its Waiter), an emission of C's
  *                         cancellation slot (CancelRequest: cancel_async)
@@ -56,8 +57,9 @@
  *                         a step, or stepping_ = false and grant_at_now)
  *     step_done           the same loop after World::step (relock, now_ += dt)
  *     dropped_job         the destructor of a job destroyed on this thread:
- *                         the fix of defect 5 (issue 22) for a step duty,
- *                         ~Access (Core::release) for a granted completion
+ *                         Core::duty_dropped for a step duty (deliver's
+ *                         Ticket), ~Access (Core::release) for a granted
+ *                         completion
  *   advance, step_goal, grant_at_now, grant, withdraw, detach (revoke=true),
  *   end_hold, add_bound, stop_locked, complete_async, wake, cancel_async: the
  *   functions of the same names; release_body: the second Core::release
@@ -90,10 +92,12 @@
  *  - Not modelled: shared access, priorities, set_kind, deregister (revoke
  *    covers detach), registrations while running (settle), StepThread::host
  *    and run(), inline systems, try_request and deadlines, World::step
- *    throwing, events, the watchdog, hold_sequence (no Access here outlives
- *    its slot's next grant), the refusal codes (C's handler only ends on
- *    one), and an executor that is stopped but never destroyed (its jobs wait
- *    there for good: issue 22, defect 4).
+ *    throwing, events (so neither run_steps giving the duty up while
+ *    subscribers run nor wait_until_paused taking it up: take_up_duty), the
+ *    watchdog, hold_sequence (no Access here outlives its slot's next grant),
+ *    the refusal codes (C's handler only ends on one), and an executor that
+ *    is stopped but never destroyed (its jobs wait there for good; shutdown
+ *    no longer waits for them).
  *
  * PROPERTIES (asserts, and Spin's end-state check)
  *  P1 no deadlock, no lost wake-up: every process ends; the Operator waits
@@ -120,19 +124,19 @@
  *
  * SEEDED DEFECTS (-D switches; check.sh expects each run to FAIL)
  *  SEED_DEFECT_5          a step duty posted to a loop that is gone is
- *                         destroyed and nothing hands it back (the code at
- *                         8165b2f: core.cpp:478, asio.hpp:225-229). P2.
+ *                         destroyed and nothing hands it back (defect 5 of
+ *                         issue 22, the code at 8165b2f). P2.
  *  SEED_NO_RECHECK        flush_and_unlock returns false after a destroyed
  *                         job's destructor ran the core's code on the thread
- *                         (the code at 8165b2f). P1/P2.
+ *                         (the code at e824770). P1/P2.
  *  SEED_NO_HANDBACK_ON_CANCEL  cancel_async withdraws without handing back
  *                         an unstarted duty. P2.
  *  SEED_GRANT_AFTER_STOP  grant_at_now grants after stop (the code at
- *                         8165b2f). P6.
- *  SEED_HANDBACK_LOOP     a destroyed duty is handed back with
- *                         advance(lock, nullptr): it is posted to the same
- *                         gone loop again, for ever. P7 only (the safety run
- *                         passes).
+ *                         e824770). P6.
+ *  SEED_HANDBACK_LOOP     duty_dropped hands the duty back but advance does
+ *                         not heed executor_unreachable: the duty is posted to
+ *                         the same gone loop again, for ever. P7 only (the
+ *                         safety run passes).
  * Other switches: NOPS, B_REQUESTS, C_REQUESTS (1 or 2), C_LOCKSTEP,
  * CANCELLER, NO_HIDDEN (for a breadth-first search: check.sh).
  */
@@ -211,6 +215,8 @@ byte rinst[3], rcount[3];       /* round_instant, round_count */
 bool granted[3], duty[3];       /* granted, step_duty */
 bool waiter[3];                 /* Slot::waiter: the sticky signal */
 byte creq;                      /* C's request_id (cancellation tickets) */
+bool unreach;                   /* C's executor_unreachable */
+bool c_queued, c_abandoned;     /* C's completion_queued, completion_abandoned */
 
 /* the world outside the core */
 bool state_sig;            /* state_cv_ notified (the Operator is its only waiter) */
@@ -330,7 +336,12 @@ inline grant(s) {
   fi;
   activity[s] = HOLDING;
   if
-  :: s == C -> answer_c(); assert(nfull(dq)); dq!D_GRANT
+  :: s == C ->
+     answer_c();
+     c_queued = true;
+     c_abandoned = false;
+     assert(nfull(dq));
+     dq!D_GRANT
   :: else -> granted[s] = true; wake(s)
   fi
 }
@@ -368,7 +379,14 @@ inline step_goal() {
   fi
 }
 
-/* Sets must_step when the calling thread is to run the steps itself. */
+/* Sets must_step when the calling thread is to run the steps itself: its
+ * own request is next, or only a target remains, or the next request's
+ * executor dropped a duty before (executor_unreachable). */
+#ifdef SEED_HANDBACK_LOOP
+#define UNREACHABLE_STEPS_HERE false
+#else
+#define UNREACHABLE_STEPS_HERE unreach
+#endif
 inline advance(self) {
   if
   :: !stopped ->
@@ -379,7 +397,7 @@ inline advance(self) {
         stepping = true;
         min_pending();
         if
-        :: mp != NONE && mp != self ->
+        :: mp != NONE && mp != self && !(mp == C && UNREACHABLE_STEPS_HERE) ->
            printf("MSC: step duty to %c\n", NAME(mp));
            duty[mp] = true;
            if
@@ -589,16 +607,10 @@ inline step_done() {
   if :: target != NONE && now >= target -> target = NONE :: else -> skip fi
 }
 
-#ifdef SEED_HANDBACK_LOOP
-#define HANDBACK_SELF NONE
-#else
-#define HANDBACK_SELF C
-#endif
-
 /* The destructor of a job destroyed on this thread, under the lock:
- *  - a step duty (the fix of defect 5): hand the duty back. advance(lock, &s)
- *    so that the slot it was for is not handed it again (its loop is gone):
- *    if it is still next, this thread steps for it;
+ *  - a step duty: Core::duty_dropped (the fix of defect 5) hands the duty
+ *    back and marks the request's executor unreachable, so that advance
+ *    steps here rather than post it to the same gone loop again;
  *  - a granted completion: ~Access, that is Core::release.
  * It took the lock on this thread, so flush_and_unlock must say so (ran):
  * a thread about to sleep in request() would otherwise miss what it did to
@@ -613,10 +625,11 @@ inline dropped_job() {
      :: held ->
         printf("MSC: thread %c: the destroyed duty's destructor hands it back\n", TNAME(_pid));
         duty[C] = false;
+        unreach = true;
         stepping = false
      :: else -> skip
      fi;
-     self_ = HANDBACK_SELF
+     self_ = NONE
   :: else ->
      ndrop_grant--;
      printf("MSC: thread %c: ~Access releases C\n", TNAME(_pid));
@@ -765,6 +778,7 @@ proctype Blocking(byte s) {
 #define X_IDLE 2  /* the loop waits for a job */
 #define X_CARRY 3 /* Core::carry_duty after its run_steps (lock held) */
 #define X_END 4
+#define X_RUN 5   /* C's completion handler, granted, after begin_completion */
 
 inline start_async(t) {
   assert(!c_open);
@@ -781,6 +795,7 @@ inline start_async(t) {
      bkey[C] = 0;
      activity[C] = WAITING;
      duty[C] = false;
+     unreach = false;
      pkey[C] = KEY(t, ROUND_AT(C, t), C);
      in_pend[C] = true;
      advance(C) /* the initiating thread steps if C is next */
@@ -822,16 +837,30 @@ proctype Exec() {
        after_advance(K_UNLOCK)
      }
   :: d_step {
-       IDLE_ENGINE && pc == X_IDLE && execq?[D_GRANT] && mtx == 0 ->
-       /* the job: C's completion handler uses the world, releases, asks again */
-       printf("MSC: C's completion runs: granted; C releases\n");
+       IDLE_ENGINE && pc == X_IDLE && execq?[D_GRANT] && (revoked[C] || mtx == 0) ->
+       /* the job (asio.hpp's Granted): CompletionScope, Core::begin_completion */
        execq?jk;
        jk = 0;
+       if
+       :: revoked[C] -> pc = X_RUN /* the scope does nothing */
+       :: !revoked[C] && c_abandoned ->
+          /* shutdown ended the hold while the job was queued: `stopped` */
+          printf("MSC: C's completion runs: abandoned by the handler's destructor\n");
+          completion_ends();
+          c_done = true
+       :: else -> c_queued = false; pc = X_RUN
+       fi
+       /* (begin_completion unlocks without a flush: it queued nothing) */
+     }
+  :: d_step {
+       IDLE_ENGINE && pc == X_RUN && mtx == 0 ->
+       /* C's completion handler uses the world, releases, asks again */
+       printf("MSC: C's completion runs: granted; C releases\n");
        completion_ends();
        if :: !revoked[C] -> use_world(C) :: else -> skip fi; /* a revoked Access is false */
        mtx = _pid;
        if :: C_LOCKSTEP && i == 1 -> release_body(C, 2) :: else -> release_body(C, NONE) fi;
-       if :: i < C_REQUESTS -> i++; pc = X_START :: else -> c_done = true fi;
+       if :: i < C_REQUESTS -> i++; pc = X_START :: else -> c_done = true; pc = X_IDLE fi;
        after_advance(K_UNLOCK)
      }
   :: d_step {
@@ -1056,6 +1085,11 @@ proctype Operator() {
        printf("MSC: operator: stop (the handler's destructor)\n");
        mtx = _pid;
        stop_locked();
+       /* a grant whose executor completion has not begun: its hold ends */
+       if
+       :: activity[C] == HOLDING && c_queued -> c_queued = false; c_abandoned = true; end_hold(C)
+       :: else -> skip
+       fi;
        pc = O_HOLDERS;
        unlock_swap()
      }
