@@ -589,6 +589,11 @@ bool Core::flush_and_unlock(Lock& lock, bool stepping)
     lock.unlock();
     for (const auto& slot : batch) slot->waiter.notify();
     batch.clear();
+    // A delivery can run core code on this thread (a job dropped by a loop
+    // that is gone hands its duty back; an Access dropped with it releases),
+    // which may grant this thread's own request or hand it the duty: wake()
+    // skips the calling thread, so the caller must look again before sleeping.
+    const bool delivered = !others.empty();
     ++t_flush_depth;
     for (Delivery& d : others) deliver(d); // inline completions wait in t_inline
     --t_flush_depth;
@@ -599,7 +604,7 @@ bool Core::flush_and_unlock(Lock& lock, bool stepping)
         lock.lock();
         deliver_events(lock); // unlocks
     }
-    if (!run_inline || t_delivering || t_inline.empty()) return events;
+    if (!run_inline || t_delivering || t_inline.empty()) return events || delivered;
     // The outermost loop of this thread: run the inline completions in order,
     // including those that running them queues.
     t_delivering = true;
@@ -738,7 +743,9 @@ void Core::run_steps(Lock& lock)
 
 void Core::grant_at_now()
 {
-    if (step_in_flight_) return;
+    // Stopped: every request still pending is refused, also the one a step
+    // in flight when stop() came was taking time to.
+    if (step_in_flight_ || stopped_) return;
     const std::int64_t now_ns = now_.time_since_epoch().count();
     while (!pending_.empty()) {
         Slot& s = *pending_.begin();

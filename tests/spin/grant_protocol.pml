@@ -26,8 +26,8 @@
  * THE BASELINE is the protocol as src/core implements it at e824770 (with
  * issue 22's fix of defect 5: Core::duty_dropped, executor_unreachable; and
  * of defect 4: shutdown abandons a grant whose executor completion has not
- * begun), with two changes this model shows it needs, each switched back to
- * the code's behaviour by a SEED_ switch below:
+ * begun), with two changes this model showed it needed (made in the code
+ * since), each switched back to the old behaviour by a SEED_ switch below:
  *  1. flush_and_unlock reports (returns true) that a destroyed job's
  *     destructor ran the core's code on this thread, so request() looks at
  *     its slot again before it sleeps (SEED_NO_RECHECK);
