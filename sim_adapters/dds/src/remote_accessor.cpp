@@ -321,6 +321,7 @@ RemoteAccessor::RemoteAccessor(std::shared_ptr<Participant> participant, std::st
         throw Error(errc::invalid_argument, "RemoteAccessor: " + why);
     }
     detail::check_lease(config.lease, "RemoteAccessor '" + name + "'");
+    detail::check_partition(config.partition, "RemoteAccessor '" + name + "'");
     if (options.lookahead < SimDuration::zero()) {
         throw Error(errc::invalid_argument, "RemoteAccessor '" + name + "': negative lookahead");
     }
@@ -335,17 +336,21 @@ RemoteAccessor::RemoteAccessor(std::shared_ptr<Participant> participant, std::st
     const dds_entity_t pp = s.participant->native_handle();
     s.to_host_topic = detail::create_to_host_topic(pp);
     s.to_participant_topic = detail::create_to_participant_topic(pp);
-    const detail::QosPtr wq = detail::make_remote_qos(s.config.partition, detail::Side::writer, s.config.lease);
+    // In its own partition, the only one the host believes it in (with DDS
+    // Security: the one its permissions grant; admission.hpp).
+    const std::string own = detail::participant_partition(s.config.partition, s.name);
+    const detail::QosPtr wq = detail::make_remote_qos(own, detail::Side::writer, s.config.lease);
     s.writer = detail::Entity(detail::check(dds_create_writer(pp, s.to_host_topic.get(), wq.get(), nullptr),
-                                            "creating the RemoteAccessor's DDS writer"));
+                                            "creating the RemoteAccessor's DDS writer in partition '" + own +
+                                                "' (with DDS Security: do its permissions grant publishing "
+                                                "simsync/remote/to_host there?)"));
     detail::check(dds_set_status_mask(s.writer.get(), DDS_PUBLICATION_MATCHED_STATUS),
                   "enabling the matched status of the RemoteAccessor's writer");
     // Its own partition carries what the host writes to it (one writer per
     // participant: nobody else's traffic reaches this process); the shared one
     // the refusal of an announce, which the host writes before it has a writer
     // for this name.
-    const detail::QosPtr rq = detail::make_remote_qos(
-        {s.config.partition, detail::participant_partition(s.config.partition, s.name)}, detail::Side::reader);
+    const detail::QosPtr rq = detail::make_remote_qos({s.config.partition, own}, detail::Side::reader);
     dds_listener_t* listener = dds_create_listener(&s);
     dds_lset_data_available(listener, &detail::RemoteState::on_data_available);
     dds_lset_liveliness_changed(listener, &detail::RemoteState::on_liveliness_changed);

@@ -50,6 +50,11 @@ std::string participant_partition(const std::string& partition, const std::strin
 /// no longer matched), for diagnostics.
 std::optional<WallClock::duration> offered_lease(dds_entity_t reader, dds_instance_handle_t writer);
 
+/// Checks a configured partition: not empty, no wildcard ('*', '?': the
+/// Bridge reads "<partition>/*"). @throws simsync::Error (invalid_argument)
+/// naming `what`.
+void check_partition(const std::string& partition, const std::string& what);
+
 /// Checks a configured lease: > 0. @throws simsync::Error (invalid_argument)
 /// naming `what`.
 void check_lease(WallClock::duration lease, const std::string& what);
