@@ -129,6 +129,11 @@ void validate(const DomainConfig& c)
     for (const std::string& peer : c.peers) {
         if (peer.empty()) throw Error(errc::invalid_argument, "a DDS discovery peer must not be empty");
     }
+    if (c.security && c.id > kMaxSecuredDomainId) {
+        throw Error(errc::invalid_argument, "DDS domain id must be 0.." + std::to_string(kMaxSecuredDomainId) +
+                                                " with DDS Security, got " + std::to_string(c.id) +
+                                                " (governance and permissions documents take no id above it)");
+    }
     if (c.security) {
         for_each_security_file(*c.security, [](const char* field, const std::string& path) {
             if (path.empty()) throw Error(errc::invalid_argument, std::string("DDS security: ") + field + ": no file given");

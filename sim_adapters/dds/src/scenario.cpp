@@ -81,7 +81,14 @@ void read_domain_keys(const ConfigNode& node, DomainConfig& domain)
         }
     }
     if (auto n = node.find("tag")) domain.tag = n->as_string();
-    if (auto n = node.find("security")) domain.security = read_security(*n);
+    if (auto n = node.find("security")) {
+        domain.security = read_security(*n);
+        if (domain.id > kMaxSecuredDomainId) {
+            node.fail_key("domain", "expected a DDS domain id 0.." + std::to_string(kMaxSecuredDomainId) +
+                                        " with `security` (governance and permissions take no id above it), got " +
+                                        std::to_string(domain.id));
+        }
+    }
 }
 
 } // namespace detail

@@ -50,18 +50,20 @@ constexpr auto kWait = 20s;
 std::vector<std::uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
 std::string string_of(std::span<const std::uint8_t> b) { return {b.begin(), b.end()}; }
 
-// A raw Cyclone writer of one of the remote topics, in partition "simsync",
-// for forging samples.
+// A raw Cyclone writer of one of the remote topics, in `partition`, for
+// forging samples. The host believes a message for participant N only from N's
+// own partition, "simsync/N".
 class RawWriter {
 public:
-    RawWriter(const sd::Participant& p, const dds_topic_descriptor_t* desc, const char* topic)
+    RawWriter(const sd::Participant& p, const dds_topic_descriptor_t* desc, const char* topic,
+              const char* partition = "simsync")
     {
         topic_ = dds_create_topic(p.native_handle(), desc, topic, nullptr, nullptr);
         REQUIRE(topic_ > 0);
         dds_qos_t* q = dds_create_qos();
         dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(5));
         dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
-        dds_qset_partition1(q, "simsync");
+        dds_qset_partition1(q, partition);
         writer_ = dds_create_writer(p.native_handle(), topic_, q, nullptr);
         dds_delete_qos(q);
         REQUIRE(writer_ > 0);
@@ -364,12 +366,14 @@ TEST_CASE_FIXTURE(Host, "Remote.Isolation.AnotherPartitionNeverInterferes" * doc
 
 TEST_CASE_FIXTURE(ForgeryTarget, "Remote.BadInput.ForgedSamplesToTheHostAreCountedAndIgnored" * doctest::timeout(120))
 {
-    RawWriter forger(*participant, &simsync_remote_ToHost_desc, "simsync/remote/to_host");
+    RawWriter forger(*participant, &simsync_remote_ToHost_desc, "simsync/remote/to_host", "simsync/controller");
     REQUIRE(forger.wait_for_readers(1));
+    RawWriter ghost_writer(*participant, &simsync_remote_ToHost_desc, "simsync/remote/to_host", "simsync/ghost");
+    REQUIRE(ghost_writer.wait_for_readers(1));
     auto unknown_kind = to_host("controller", inc, 2, static_cast<r::ToHostKind>(9));
     forger.write(&unknown_kind);
     auto ghost = to_host("ghost", 5, 2, r::ToHostKind::request);
-    forger.write(&ghost);
+    ghost_writer.write(&ghost);
     auto duplicate = to_host("controller", inc, 1, r::ToHostKind::request);
     forger.write(&duplicate);
     auto ahead = to_host("controller", inc, 1000, r::ToHostKind::request);
@@ -697,7 +701,7 @@ TEST_CASE_FIXTURE(Host, "Remote.Join.TheWelcomeWaitsForTheParticipantsReader" * 
     dds_guid_t guid{};
     REQUIRE(dds_get_guid(reader, &guid) == DDS_RETCODE_OK);
 
-    RawWriter announcer(*participant, &simsync_remote_ToHost_desc, "simsync/remote/to_host");
+    RawWriter announcer(*participant, &simsync_remote_ToHost_desc, "simsync/remote/to_host", "simsync/late-reader");
     REQUIRE(announcer.wait_for_readers(1));
     auto announce = to_host("late-reader", 42, 1, r::ToHostKind::announce);
     std::memcpy(announce.reply_reader, guid.v, 16);

@@ -17,6 +17,10 @@ namespace simsync::dds {
 /// The largest DDS domain id: the standard port mapping (7400 + 250 x id + offsets)
 /// runs out of UDP ports above it.
 inline constexpr std::uint32_t kMaxDomainId = 232;
+/// The largest DDS domain id with DDS Security: the governance and permissions
+/// documents of the DDS Security specification (and Cyclone's parser of them)
+/// take no id above 230.
+inline constexpr std::uint32_t kMaxSecuredDomainId = 230;
 
 /// How a domain reaches other participants.
 enum class Network {
@@ -93,7 +97,8 @@ struct DomainConfig {
     /// (e.g. `<Internal><Watermarks><WhcHigh>4kB</WhcHigh></Watermarks></Internal>`).
     /// Not validated here: Cyclone refuses a bad one when the domain is created.
     std::string extra_xml;
-    /// DDS Security for the participant (SecurityFiles); nullopt (the default):
+    /// DDS Security for the participant (SecurityFiles; the id must then be at
+    /// most kMaxSecuredDomainId); nullopt (the default):
     /// none, so anyone who reaches the network, domain, tag and partition is
     /// believed and can read everything: a trusted network only.
     std::optional<SecurityFiles> security;
