@@ -101,6 +101,18 @@ TestCertificates::TestCertificates(const std::vector<std::string>& roles, const 
         throw std::runtime_error("TestCertificates: " + script() + " failed (exit " +
                                  (status ? std::to_string(*status) : std::string("?")) + ")" + out);
     }
+    output_ = child.lines();
+}
+
+std::string TestCertificates::handshake_key(const std::string& name) const
+{
+    const std::string file = security_file(name) + " ";
+    const std::string key = "handshake key ";
+    for (const std::string& line : output_) {
+        const auto at = line.find(key);
+        if (line.rfind(file, 0) == 0 && at != std::string::npos) return line.substr(at + key.size(), 12);
+    }
+    return {};
 }
 
 TestCertificates::~TestCertificates()

@@ -84,11 +84,17 @@ public:
     /// to kLastSecuredTestDomain.
     DomainConfig secured(const DomainLease& lease, const std::string& name) const;
 
+    /// The handshake key make-dds-certs printed for identity `name` (the first
+    /// bytes of its GUID prefix, in hex: of two participants, the lower
+    /// starts the authentication handshake). Empty if unknown.
+    std::string handshake_key(const std::string& name) const;
+
     /// Where make-dds-certs is (the source tree's scripts/, fixed at build time).
     static std::string script();
 
 private:
     std::string dir_;
+    std::vector<std::string> output_; // the script's lines
 };
 
 /// A program run as a child process: stdout read line by line through a pipe,
