@@ -20,7 +20,9 @@
 // then stays (its writer with it) until stdin closes.
 //
 // Eavesdrop (--eavesdrop): readers of both topics in every partition of the
-// pattern "<partition>*" until stdin closes; then prints
+// pattern "<partition>*"; prints
+//   matched | unmatched        a writer of each topic matched within --match-timeout
+// then reads until stdin closes, and prints
 //   read <n> marker <k>        samples read, and how many carry --payload's bytes
 //
 // Identity (--identity DIR, a directory scripts/make-dds-certs wrote): its
@@ -185,7 +187,21 @@ int main(int argc, char** argv)
         const dds_entity_t r1 = dds_create_reader(pp, to_host, q, nullptr);
         const dds_entity_t r2 = dds_create_reader(pp, to_participant, q, nullptr);
         dds_delete_qos(q);
-        say(r1 < 0 || r2 < 0 ? "reader-refused" : "reading");
+        if (r1 < 0 || r2 < 0) {
+            say("reader-refused");
+        } else {
+            // Matched once a writer of each topic is: the host's, and a participant's.
+            const dds_time_t until = dds_time() + static_cast<dds_duration_t>(match_timeout * 1e9);
+            dds_subscription_matched_status_t m1{};
+            dds_subscription_matched_status_t m2{};
+            for (;;) {
+                dds_get_subscription_matched_status(r1, &m1);
+                dds_get_subscription_matched_status(r2, &m2);
+                if ((m1.current_count > 0 && m2.current_count > 0) || dds_time() >= until) break;
+                dds_sleepfor(DDS_MSECS(10));
+            }
+            say(m1.current_count > 0 && m2.current_count > 0 ? "matched" : "unmatched");
+        }
         wait_for_stdin_end();
         long read = 0;
         long marked = 0;
