@@ -112,6 +112,10 @@ struct Bridge::Impl {
     };
     std::map<std::string, Revoked> revoked;
     std::vector<Outgoing> waiting_for_match; // in the order written
+    // Announces refused, by name and incarnation, with the answer: their
+    // repeats get it again. At most kRefusedKept (then forgotten at once).
+    static constexpr std::size_t kRefusedKept = 256;
+    std::map<std::pair<std::string, std::uint64_t>, std::pair<remote::WelcomeRefusal, std::string>> refused;
     bool closing = false;
 
     // What other threads may ask.
@@ -240,6 +244,16 @@ struct Bridge::Impl {
     void refuse_announce(const remote::HostMessage& m, const remote::Announce& a, remote::WelcomeRefusal why,
                          std::string text)
     {
+        // Its repeats get the same answer, uncounted (repeated_announce).
+        if (refused.size() >= kRefusedKept) refused.clear();
+        refused[{m.participant, m.incarnation}] = {why, text};
+        update([](BridgeStats& st) { ++st.refused_announces; });
+        send_refusal(m, a, why, std::move(text));
+    }
+
+    void send_refusal(const remote::HostMessage& m, const remote::Announce& a, remote::WelcomeRefusal why,
+                      std::string text)
+    {
         Outgoing o;
         o.via = writer.get();
         o.reader = a.reply_reader;
@@ -249,8 +263,24 @@ struct Bridge::Impl {
         o.kind = remote::ToParticipantKind::welcome;
         o.error = static_cast<std::int32_t>(why);
         o.text = std::move(text);
-        update([](BridgeStats& st) { ++st.refused_announces; });
         send(std::move(o), nullptr);
+    }
+
+    // A participant repeats its announce until it is welcomed (RemoteAccessor:
+    // the host's reader may have matched it after the first). A repeat of one
+    // admitted is not news (its welcome is sent or held for its reader); one
+    // refused is answered again. True if `m` was such a repeat.
+    bool repeated_announce(const remote::HostMessage& m)
+    {
+        if (m.kind() != remote::ToHostKind::announce) return false;
+        if (const auto it = remotes.find(m.participant);
+            it != remotes.end() && it->second->info.incarnation == m.incarnation) {
+            return true;
+        }
+        const auto it = refused.find({m.participant, m.incarnation});
+        if (it == refused.end()) return false;
+        send_refusal(m, std::get<remote::Announce>(m.body), it->second.first, it->second.second);
+        return true;
     }
 
     // --------------------------------------------------------- reading
@@ -291,6 +321,7 @@ struct Bridge::Impl {
             update([](BridgeStats&) {});
             return;
         }
+        if (repeated_announce(m)) return;
         const auto verdict = inbox.accept(m);
         using V = remote::HostInbox::Verdict;
         switch (verdict.verdict) {

@@ -110,21 +110,23 @@ struct RemoteState {
     }
 
     // Writes one message with the next sequence number; returns it (0 if not written).
+    // `again`: write the message of that sequence number once more (the
+    // announce, repeated until welcomed) instead of the next one.
     std::uint64_t write(remote::ToHostKind kind, const std::function<void(remote::ToHostWire&)>& fill,
-                        const std::function<void(std::uint64_t)>& before_write = {})
+                        const std::function<void(std::uint64_t)>& before_write = {}, std::uint64_t again = 0)
     {
         std::lock_guard<std::mutex> guard(write_mutex);
         if (left) return 0;
         remote::ToHostWire w;
         w.participant = name;
         w.incarnation = incarnation;
-        w.seq = out_seq + 1;
+        w.seq = again != 0 ? again : out_seq + 1;
         w.kind = static_cast<std::uint8_t>(kind);
         fill(w);
         if (before_write) before_write(w.seq);
         const simsync_remote_ToHost s = sample_of(w);
         if (dds_write(writer.get(), &s) < 0) return 0;
-        ++out_seq;
+        if (again == 0) ++out_seq;
         return w.seq;
     }
 
@@ -366,19 +368,34 @@ RemoteAccessor::RemoteAccessor(std::shared_ptr<Participant> participant, std::st
                                          std::to_string(s.participant->config().id) + ", partition '" +
                                          s.config.partition + "' within the join timeout");
     }
-    const std::uint64_t seq = s.write(remote::ToHostKind::announce, [&](remote::ToHostWire& m) {
+    const auto announce = [&](remote::ToHostWire& m) {
         m.accessor_kind = options.kind == AccessorKind::lockstep ? 0 : 1;
         m.access_mode = options.mode == AccessMode::exclusive ? 0 : 1;
         m.priority = options.priority;
         m.time = options.first_request.time_since_epoch().count();
         m.lookahead = options.lookahead.count();
         m.reply_reader = detail::guid_bytes(guid);
-    });
+    };
+    const std::uint64_t seq = s.write(remote::ToHostKind::announce, announce);
     if (seq == 0) throw Error(errc::invalid_state, "RemoteAccessor '" + name + "': writing the announce failed");
 
+    // The writer's match is this side's: the host's reader may not have
+    // matched it yet (with DDS Security the two sides' matches can be far
+    // apart), or the reader matched may not be a host's, and a volatile reader
+    // never gets what was written before it matched. So the announce is
+    // repeated until a welcome comes; the host ignores repeats of one it has
+    // admitted or refused.
     std::unique_lock<std::mutex> lock(s.mutex);
-    if (!s.changed.wait_until(lock, deadline, [&] { return s.welcome.has_value(); })) {
-        throw Error(errc::timed_out, "RemoteAccessor '" + name + "': the host did not answer within the join timeout");
+    for (;;) {
+        const WallTime next = std::min(deadline, WallClock::now() + detail::kReannouncePeriod);
+        if (s.changed.wait_until(lock, next, [&] { return s.welcome.has_value(); })) break;
+        if (WallClock::now() >= deadline) {
+            throw Error(errc::timed_out,
+                        "RemoteAccessor '" + name + "': the host did not answer within the join timeout");
+        }
+        lock.unlock();
+        s.write(remote::ToHostKind::announce, announce, {}, seq);
+        lock.lock();
     }
     if (s.welcome->refusal != remote::WelcomeRefusal::none) {
         const errc code = s.welcome->refusal == remote::WelcomeRefusal::duplicate_name ? errc::duplicate_name

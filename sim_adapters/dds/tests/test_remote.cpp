@@ -715,6 +715,70 @@ TEST_CASE_FIXTURE(Host, "Remote.Join.TheWelcomeWaitsForTheParticipantsReader" * 
     dds_delete(subscriber);
 }
 
+// A participant announces once its writer has matched a reader of the host's
+// topic; if that reader is not the host's (or the host's own reader has not
+// matched it yet: with DDS Security the two sides' matches can be far apart),
+// the announce, volatile, never reaches the host. The participant repeats it
+// until it is welcomed; the host ignores the repeats of one it admitted. Here a
+// raw reader in the participant's partition takes the first announce before
+// any host exists; the Bridge made afterwards still welcomes it.
+TEST_CASE_FIXTURE(Host, "Remote.Join.AnAnnounceTheHostMissedIsRepeated" * doctest::timeout(120))
+{
+    const dds_entity_t pp = participant->native_handle();
+    const dds_entity_t topic = dds_create_topic(pp, &simsync_remote_ToHost_desc, "simsync/remote/to_host", nullptr, nullptr);
+    REQUIRE(topic > 0);
+    dds_qos_t* rq = dds_create_qos();
+    dds_qset_reliability(rq, DDS_RELIABILITY_RELIABLE, DDS_SECS(1));
+    dds_qset_history(rq, DDS_HISTORY_KEEP_ALL, 0);
+    dds_qset_partition1(rq, "simsync/late");
+    const dds_entity_t early = dds_create_reader(pp, topic, rq, nullptr);
+    dds_delete_qos(rq);
+    REQUIRE(early > 0);
+
+    std::optional<sd::RemoteAccessor> late;
+    std::string failure;
+    std::thread joiner([&] {
+        try {
+            late.emplace(participant, "late", simsync::AccessorOptions{}, sd::RemoteAccessorConfig{.join_timeout = kWait});
+        } catch (const std::exception& e) {
+            failure = e.what();
+        }
+    });
+    // The first announce reached the early reader, with no host to hear it.
+    const dds_entity_t waitset = dds_create_waitset(pp);
+    REQUIRE(dds_set_status_mask(early, DDS_DATA_AVAILABLE_STATUS) == DDS_RETCODE_OK);
+    REQUIRE(dds_waitset_attach(waitset, early, 0) == DDS_RETCODE_OK);
+    bool announced = false;
+    const auto deadline = std::chrono::steady_clock::now() + kWait;
+    while (!announced && std::chrono::steady_clock::now() < deadline) {
+        dds_waitset_wait(waitset, nullptr, 0, DDS_MSECS(50));
+        void* samples[4] = {};
+        dds_sample_info_t infos[4];
+        const dds_return_t n = dds_take(early, samples, infos, 4, 4);
+        for (dds_return_t i = 0; i < n; ++i) {
+            announced = announced || (infos[i].valid_data &&
+                                      static_cast<const simsync_remote_ToHost*>(samples[i])->kind == simsync_remote_ANNOUNCE);
+        }
+        if (n > 0) dds_return_loan(early, samples, n);
+    }
+    dds_delete(waitset);
+    REQUIRE(announced);
+    std::optional<sd::Bridge> bridge;
+    bridge.emplace(handler, participant);
+    joiner.join();
+    CHECK(failure.empty());
+    REQUIRE(late.has_value());
+    CHECK(bridge->participants() == std::vector<std::string>{"late"});
+    REQUIRE(bridge->wait_until([](const sd::BridgeStats& s) { return s.announces == 1; }, kWait));
+    // Repeats of the admitted announce are ignored, not counted as refused.
+    CHECK(bridge->stats().rejected.total() == 0);
+    CHECK(late->request_access(simsync::kSimStart));
+    late.reset();
+    bridge.reset();
+    dds_delete(early);
+    dds_delete(topic);
+}
+
 // ------------------------------------------------------ across processes
 
 namespace {
