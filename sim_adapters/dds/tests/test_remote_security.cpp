@@ -373,9 +373,9 @@ struct WireResult {
 
 // A participant runs 20 steps whose releases carry a marker, the host's grants
 // another, while loopback is captured. From its first grant on, a reader
-// without a certificate listens to both topics in every partition (started
-// then: a reader of the host's topic that matches first would take the
-// participant's announce away from the host's; see docs/remote.md).
+// without a certificate listens to both topics in every partition (once it
+// says whether it matched, the participant goes on, so that what follows is
+// all there to be read).
 std::optional<WireResult> run_on_the_wire(bool secured, std::string& why_not)
 {
     SecurityHost host(secured);
