@@ -3,6 +3,7 @@
 #include <simsync/bullet/bullet.hpp>
 #include <simsync/dds/bridge.hpp>
 #include <simsync/dds/domain.hpp>
+#include <simsync/dds/scenario.hpp>
 
 #include <fcntl.h>
 #include <signal.h>
@@ -44,6 +45,11 @@ std::vector<std::string> remote_controller_command(const RemoteControllerOptions
                                   "--network", o.loopback ? "loopback" : "system",
                                   "--partition", o.partition};
     if (!o.tag.empty()) argv.insert(argv.end(), {"--tag", o.tag});
+    if (o.mode == RemoteControllerOptions::Mode::spawn && !o.controller_security.empty()) {
+        argv.insert(argv.end(), {"--security", o.controller_security});
+    } else if (o.mode == RemoteControllerOptions::Mode::wait && !o.security.empty()) {
+        argv.insert(argv.end(), {"--security", "<the controller's security file>"});
+    }
     if (o.mode == RemoteControllerOptions::Mode::spawn) {
         argv.insert(argv.end(), {"--random-delay-us", std::to_string(o.delay_us), "--seed", std::to_string(o.seed),
                                  "--join-timeout", seconds_text(o.join_timeout_s)});
@@ -210,8 +216,12 @@ RemoteControllerLink::RemoteControllerLink(SimSyncHandler& handler, Controller& 
     sd::DomainConfig domain = options.loopback ? sd::DomainConfig::loopback(options.domain) : sd::DomainConfig{};
     domain.id = options.domain;
     domain.tag = options.tag;
+    if (!options.security.empty()) domain.security = sd::load_security_file(options.security);
     sd::BridgeConfig bc;
     bc.partition = options.partition;
+    // The controller, and no one else.
+    bc.allowed_names = std::vector<std::string>{kControllerName};
+    bc.max_participants = 1;
     bc.grant_payload = [&m](const sd::RemoteParticipantInfo& who, Access& a) { return m.grant(who, a); };
     bc.apply_release = [&m](const sd::RemoteParticipantInfo& who, Access& a, std::span<const std::uint8_t> b) {
         m.release(who, a, b);

@@ -47,6 +47,10 @@ struct RemoteControllerOptions {
     std::int64_t delay_us = 0;
     std::uint64_t seed = 0;
     double join_timeout_s = 30;
+    // DDS Security: the host's security file (its Bridge's participant), and
+    // spawn: the controller's (its --security). "": none, a trusted network only.
+    std::string security;
+    std::string controller_security;
 };
 
 // The command line that starts a controller matching `options` (what spawn

@@ -50,18 +50,20 @@ constexpr auto kWait = 20s;
 std::vector<std::uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
 std::string string_of(std::span<const std::uint8_t> b) { return {b.begin(), b.end()}; }
 
-// A raw Cyclone writer of one of the remote topics, in partition "simsync",
-// for forging samples.
+// A raw Cyclone writer of one of the remote topics, in `partition`, for
+// forging samples. The host believes a message for participant N only from N's
+// own partition, "simsync/N".
 class RawWriter {
 public:
-    RawWriter(const sd::Participant& p, const dds_topic_descriptor_t* desc, const char* topic)
+    RawWriter(const sd::Participant& p, const dds_topic_descriptor_t* desc, const char* topic,
+              const char* partition = "simsync")
     {
         topic_ = dds_create_topic(p.native_handle(), desc, topic, nullptr, nullptr);
         REQUIRE(topic_ > 0);
         dds_qos_t* q = dds_create_qos();
         dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(5));
         dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
-        dds_qset_partition1(q, "simsync");
+        dds_qset_partition1(q, partition);
         writer_ = dds_create_writer(p.native_handle(), topic_, q, nullptr);
         dds_delete_qos(q);
         REQUIRE(writer_ > 0);
@@ -364,12 +366,14 @@ TEST_CASE_FIXTURE(Host, "Remote.Isolation.AnotherPartitionNeverInterferes" * doc
 
 TEST_CASE_FIXTURE(ForgeryTarget, "Remote.BadInput.ForgedSamplesToTheHostAreCountedAndIgnored" * doctest::timeout(120))
 {
-    RawWriter forger(*participant, &simsync_remote_ToHost_desc, "simsync/remote/to_host");
+    RawWriter forger(*participant, &simsync_remote_ToHost_desc, "simsync/remote/to_host", "simsync/controller");
     REQUIRE(forger.wait_for_readers(1));
+    RawWriter ghost_writer(*participant, &simsync_remote_ToHost_desc, "simsync/remote/to_host", "simsync/ghost");
+    REQUIRE(ghost_writer.wait_for_readers(1));
     auto unknown_kind = to_host("controller", inc, 2, static_cast<r::ToHostKind>(9));
     forger.write(&unknown_kind);
     auto ghost = to_host("ghost", 5, 2, r::ToHostKind::request);
-    forger.write(&ghost);
+    ghost_writer.write(&ghost);
     auto duplicate = to_host("controller", inc, 1, r::ToHostKind::request);
     forger.write(&duplicate);
     auto ahead = to_host("controller", inc, 1000, r::ToHostKind::request);
@@ -697,7 +701,7 @@ TEST_CASE_FIXTURE(Host, "Remote.Join.TheWelcomeWaitsForTheParticipantsReader" * 
     dds_guid_t guid{};
     REQUIRE(dds_get_guid(reader, &guid) == DDS_RETCODE_OK);
 
-    RawWriter announcer(*participant, &simsync_remote_ToHost_desc, "simsync/remote/to_host");
+    RawWriter announcer(*participant, &simsync_remote_ToHost_desc, "simsync/remote/to_host", "simsync/late-reader");
     REQUIRE(announcer.wait_for_readers(1));
     auto announce = to_host("late-reader", 42, 1, r::ToHostKind::announce);
     std::memcpy(announce.reply_reader, guid.v, 16);
@@ -709,6 +713,70 @@ TEST_CASE_FIXTURE(Host, "Remote.Join.TheWelcomeWaitsForTheParticipantsReader" * 
     dds_delete(reader);
     dds_delete(topic);
     dds_delete(subscriber);
+}
+
+// A participant announces once its writer has matched a reader of the host's
+// topic; if that reader is not the host's (or the host's own reader has not
+// matched it yet: with DDS Security the two sides' matches can be far apart),
+// the announce, volatile, never reaches the host. The participant repeats it
+// until it is welcomed; the host ignores the repeats of one it admitted. Here a
+// raw reader in the participant's partition takes the first announce before
+// any host exists; the Bridge made afterwards still welcomes it.
+TEST_CASE_FIXTURE(Host, "Remote.Join.AnAnnounceTheHostMissedIsRepeated" * doctest::timeout(120))
+{
+    const dds_entity_t pp = participant->native_handle();
+    const dds_entity_t topic = dds_create_topic(pp, &simsync_remote_ToHost_desc, "simsync/remote/to_host", nullptr, nullptr);
+    REQUIRE(topic > 0);
+    dds_qos_t* rq = dds_create_qos();
+    dds_qset_reliability(rq, DDS_RELIABILITY_RELIABLE, DDS_SECS(1));
+    dds_qset_history(rq, DDS_HISTORY_KEEP_ALL, 0);
+    dds_qset_partition1(rq, "simsync/late");
+    const dds_entity_t early = dds_create_reader(pp, topic, rq, nullptr);
+    dds_delete_qos(rq);
+    REQUIRE(early > 0);
+
+    std::optional<sd::RemoteAccessor> late;
+    std::string failure;
+    std::thread joiner([&] {
+        try {
+            late.emplace(participant, "late", simsync::AccessorOptions{}, sd::RemoteAccessorConfig{.join_timeout = kWait});
+        } catch (const std::exception& e) {
+            failure = e.what();
+        }
+    });
+    // The first announce reached the early reader, with no host to hear it.
+    const dds_entity_t waitset = dds_create_waitset(pp);
+    REQUIRE(dds_set_status_mask(early, DDS_DATA_AVAILABLE_STATUS) == DDS_RETCODE_OK);
+    REQUIRE(dds_waitset_attach(waitset, early, 0) == DDS_RETCODE_OK);
+    bool announced = false;
+    const auto deadline = std::chrono::steady_clock::now() + kWait;
+    while (!announced && std::chrono::steady_clock::now() < deadline) {
+        dds_waitset_wait(waitset, nullptr, 0, DDS_MSECS(50));
+        void* samples[4] = {};
+        dds_sample_info_t infos[4];
+        const dds_return_t n = dds_take(early, samples, infos, 4, 4);
+        for (dds_return_t i = 0; i < n; ++i) {
+            announced = announced || (infos[i].valid_data &&
+                                      static_cast<const simsync_remote_ToHost*>(samples[i])->kind == simsync_remote_ANNOUNCE);
+        }
+        if (n > 0) dds_return_loan(early, samples, n);
+    }
+    dds_delete(waitset);
+    REQUIRE(announced);
+    std::optional<sd::Bridge> bridge;
+    bridge.emplace(handler, participant);
+    joiner.join();
+    CHECK(failure.empty());
+    REQUIRE(late.has_value());
+    CHECK(bridge->participants() == std::vector<std::string>{"late"});
+    REQUIRE(bridge->wait_until([](const sd::BridgeStats& s) { return s.announces == 1; }, kWait));
+    // Repeats of the admitted announce are ignored, not counted as refused.
+    CHECK(bridge->stats().rejected.total() == 0);
+    CHECK(late->request_access(simsync::kSimStart));
+    late.reset();
+    bridge.reset();
+    dds_delete(early);
+    dds_delete(topic);
 }
 
 // ------------------------------------------------------ across processes

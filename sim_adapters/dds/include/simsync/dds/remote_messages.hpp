@@ -59,6 +59,10 @@ enum class WelcomeRefusal : std::int32_t {
     duplicate_name = 1,
     /// The handler refused the registration (its text says why).
     invalid = 2,
+    /// The name is not among the host's allowed names (BridgeConfig::allowed_names).
+    not_allowed = 3,
+    /// The host has its most participants already (BridgeConfig::max_participants).
+    participant_limit = 4,
 };
 const char* to_string(WelcomeRefusal r) noexcept;
 
@@ -76,8 +80,14 @@ enum class Rejection : std::uint8_t {
     other_participant,   ///< participant: addressed to another participant (normal traffic)
     wrong_host,          ///< participant: from a host other than the one that welcomed it
     not_welcomed,        ///< participant: anything but a welcome before the welcome
+    name_not_allowed,    ///< host: an announce of a name not in BridgeConfig::allowed_names (refused in its welcome)
+    participant_limit,   ///< host: an announce beyond BridgeConfig::max_participants (refused in its welcome)
+    /// host: sent for a participant by a writer that is not in that
+    /// participant's own partition, so not its (with DDS Security: not
+    /// granted by its permissions): another participant speaking for it.
+    not_its_name,
 };
-inline constexpr std::size_t kRejectionCount = 12;
+inline constexpr std::size_t kRejectionCount = 15;
 const char* to_string(Rejection r) noexcept;
 
 /// Counts of dropped samples, by reason. A value type.
