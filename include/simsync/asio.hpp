@@ -262,21 +262,48 @@ private:
 /// @throws simsync::Error (invalid_state) if the loop is gone.
 inline LoopExecutor asio_executor(const Executor& executor) { return LoopExecutor(executor); }
 
+namespace detail {
+// The initiation shared by async_request_access and async_release_and_request:
+// the cancellation slot's handler first (see CancelCell), the completion in the
+// accessor's CompletionMemory, then the request (after releasing `held`).
+template <class Handler, class Start>
+void initiate_request(Handler handler, CompletionMemory* memory, Start start)
+{
+    auto slot = boost::asio::get_associated_cancellation_slot(handler);
+    std::shared_ptr<CancelCell> cell;
+    if (slot.is_connected()) {
+        cell = std::make_shared<CancelCell>();
+        slot.template emplace<CancelRequest>(CancelRequest{cell});
+    }
+    auto completion = make_completion<AsioCompletion<Handler>>(memory, std::move(handler));
+    const AsyncTicket ticket = start(std::move(completion));
+    if (cell) cell->started(ticket);
+}
+} // namespace detail
+
 template <class CompletionToken>
 auto Accessor::async_request_access(SimTime t, CompletionToken&& token)
 {
     return boost::asio::async_initiate<CompletionToken, void(std::error_code, Access)>(
         [this, t](auto handler) {
-            using Handler = decltype(handler);
-            auto slot = boost::asio::get_associated_cancellation_slot(handler);
-            std::shared_ptr<detail::CancelCell> cell;
-            if (slot.is_connected()) {
-                cell = std::make_shared<detail::CancelCell>();
-                slot.template emplace<detail::CancelRequest>(detail::CancelRequest{cell});
-            }
-            auto completion = std::make_unique<detail::AsioCompletion<Handler>>(std::move(handler));
-            const detail::AsyncTicket ticket = start_async(t, std::move(completion));
-            if (cell) cell->started(ticket);
+            detail::initiate_request(std::move(handler), completion_memory(), [&](auto completion) {
+                return start_async(t, std::move(completion));
+            });
+        },
+        token);
+}
+
+template <class CompletionToken>
+auto Accessor::async_release_and_request(Access&& held, SimTime next, CompletionToken&& token)
+{
+    // The access moves into the initiation, which a deferred token (an
+    // awaitable) runs later: it is released then, in one operation with the
+    // request.
+    return boost::asio::async_initiate<CompletionToken, void(std::error_code, Access)>(
+        [this, next, access = std::move(held)](auto handler) mutable {
+            detail::initiate_request(std::move(handler), completion_memory(), [&](auto completion) {
+                return start_async(next, std::move(completion), &access);
+            });
         },
         token);
 }
