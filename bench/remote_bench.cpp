@@ -16,7 +16,12 @@
 //    release(next = k + 1 ms). Every step is one request and one grant between
 //    the processes;
 //  - simsync, 8 participants in 8 processes, each asking for every step (all
-//    shared mode, so that they hold each step together).
+//    shared mode, so that they hold each step together);
+//  - simsync, 1 participant, over DDS Security: host and child each with a
+//    certificate of their own (throwaway CAs from scripts/make-dds-certs),
+//    discovery and liveliness encrypted, every submessage signed and every
+//    payload encrypted (the governance make-dds-certs writes); compared with
+//    the open one-participant run of the same repetition.
 // Both kinds are timed the same way, from outside the exchange: the child that
 // drives the loop stamps the steady clock before each request and after its
 // answer, and reports the per-step durations after a warm-up.
@@ -31,6 +36,7 @@
 
 #include <simsync/dds/bridge.hpp>
 #include <simsync/dds/remote_accessor.hpp>
+#include <simsync/dds/scenario.hpp>
 #include <simsync/simsync.hpp>
 
 #include <dds/dds.h>
@@ -221,10 +227,11 @@ private:
 
 // ------------------------------------------------------------ child processes
 
-sd::DomainConfig child_domain(std::uint32_t domain, const std::string& tag)
+sd::DomainConfig child_domain(std::uint32_t domain, const std::string& tag, const std::string& security = {})
 {
     sd::DomainConfig dc = sd::DomainConfig::loopback(domain);
     dc.tag = tag;
+    if (!security.empty()) dc.security = sd::load_security_file(security);
     return dc;
 }
 
@@ -270,9 +277,10 @@ int run_raw_child(std::uint32_t domain, const std::string& tag, int warmup, int 
     return 0;
 }
 
-int run_simsync_child(std::uint32_t domain, const std::string& tag, const std::string& name, int warmup, int steps)
+int run_simsync_child(std::uint32_t domain, const std::string& tag, const std::string& security, const std::string& name,
+                      int warmup, int steps)
 {
-    auto participant = sd::Participant::create(child_domain(domain, tag));
+    auto participant = sd::Participant::create(child_domain(domain, tag, security));
     sd::RemoteAccessorConfig rc;
     rc.join_timeout = 60s;
     sd::RemoteAccessor accessor(participant, name,
@@ -319,7 +327,11 @@ std::vector<std::string> child_args(const std::string& self, const sd::testing::
 std::vector<double> collect(sd::testing::ChildProcess& child, const char* what)
 {
     const auto line = child.read_until([](const std::string& l) { return l.rfind("result", 0) == 0; }, 300s);
-    if (!line) throw std::runtime_error(std::string("bench_remote: no result from ") + what);
+    if (!line) {
+        const auto status = child.wait(30s);
+        throw std::runtime_error(std::string("bench_remote: no result from ") + what + " (exit status " +
+                                 (status ? std::to_string(*status) : std::string("unknown")) + ")");
+    }
     child.wait(30s);
     return parse_result(*line);
 }
@@ -353,8 +365,11 @@ Run raw_run(const std::string& self, const sd::testing::DomainLease& lease,
     return run;
 }
 
+// `certs`: over DDS Security, each child with the certificate of its name
+// ("p0", ...); null: open.
 Run simsync_run(const std::string& self, const sd::testing::DomainLease& lease,
-                const std::shared_ptr<sd::Participant>& participant, int participants, int warmup, int steps)
+                const std::shared_ptr<sd::Participant>& participant, int participants, int warmup, int steps,
+                const sd::testing::TestCertificates* certs = nullptr)
 {
     simsync::CountingWorld world;
     simsync::SimSyncHandler handler(world, {.step = 1ms});
@@ -364,12 +379,19 @@ Run simsync_run(const std::string& self, const sd::testing::DomainLease& lease,
         std::vector<std::unique_ptr<sd::testing::ChildProcess>> children;
         for (int i = 0; i < participants; ++i) {
             auto args = child_args(self, lease, warmup, steps);
-            args.insert(args.end(), {"--child-role", "simsync", "--child-name", "p" + std::to_string(i)});
+            const std::string name = "p" + std::to_string(i);
+            args.insert(args.end(), {"--child-role", "simsync", "--child-name", name});
+            if (certs != nullptr) args.insert(args.end(), {"--child-security", certs->security_file(name)});
             children.push_back(std::make_unique<sd::testing::ChildProcess>(args));
         }
         for (auto& child : children) {
             if (!child->read_until([](const std::string& l) { return l == "joined"; }, 120s)) {
-                throw std::runtime_error("bench_remote: a participant did not join");
+                const sd::BridgeStats s = bridge.stats();
+                throw std::runtime_error(format("bench_remote: a participant did not join (the host had %llu announce(s), "
+                                                "%llu held for discovery, %llu rejected)",
+                                                static_cast<unsigned long long>(s.announces),
+                                                static_cast<unsigned long long>(s.held_for_discovery),
+                                                static_cast<unsigned long long>(s.rejected.total())));
             }
         }
         for (auto& child : children) child->write_line("go");
@@ -393,6 +415,7 @@ int main(int argc, char** argv)
     std::string child_tag;
     std::string child_role;
     std::string child_name;
+    std::string child_security;
     int warmup = 0;
     int steps = 0;
     std::string idle = "both";
@@ -400,6 +423,7 @@ int main(int argc, char** argv)
         "child-tag", po::value(&child_tag), "internal: the child's discovery tag")(
         "child-role", po::value(&child_role), "internal: raw or simsync")(
         "child-name", po::value(&child_name), "internal: the participant's name")(
+        "child-security", po::value(&child_security), "internal: the participant's DDS Security file")(
         "warmup", po::value(&warmup)->default_value(0), "steps before the measured ones (default: by --quick)")(
         "steps", po::value(&steps)->default_value(0), "measured steps per run (default: by --quick)")(
         "idle", po::value(&idle)->default_value("both"),
@@ -410,7 +434,9 @@ int main(int argc, char** argv)
         if (child_domain_id >= 0) {
             const auto domain = static_cast<std::uint32_t>(child_domain_id);
             if (child_role == "raw") return run_raw_child(domain, child_tag, warmup, steps);
-            if (child_role == "simsync") return run_simsync_child(domain, child_tag, child_name, warmup, steps);
+            if (child_role == "simsync") {
+                return run_simsync_child(domain, child_tag, child_security, child_name, warmup, steps);
+            }
             return cli.usage_error("--child-role must be raw or simsync");
         }
         if (idle != "halt" && idle != "both") return cli.usage_error("--idle must be halt or both");
@@ -425,6 +451,11 @@ int main(int argc, char** argv)
         if (n <= 0) throw std::runtime_error("bench_remote: cannot find its own executable");
         sd::testing::DomainLease lease;
         auto participant = sd::Participant::create(lease.config(true));
+        // DDS Security: another domain (one configuration per id), certificates made now.
+        const sd::testing::TestCertificates certs({"host:host", "participant:p0"});
+        sd::testing::DomainLease secured_lease(sd::testing::kFirstTestDomain, sd::testing::kLastSecuredTestDomain);
+        sd::DomainConfig secured_domain = certs.secured(secured_lease, "host");
+        secured_domain.tag = secured_lease.tag();
 
         // Every variant in each idle state, alternating within a repetition.
         std::vector<IdleState> states{IdleState::halt};
@@ -437,7 +468,7 @@ int main(int argc, char** argv)
             }
         }
         struct Samples {
-            std::vector<double> raw, one, eight;
+            std::vector<double> raw, one, eight, secured;
         };
         std::map<IdleState, Samples> samples;
         for (int r = 0; r < reps; ++r) {
@@ -451,6 +482,12 @@ int main(int argc, char** argv)
                 out.one.insert(out.one.end(), b.us.begin(), b.us.end());
                 const Run c = simsync_run(self, lease, participant, 8, warmup, steps8);
                 out.eight.insert(out.eight.end(), c.us.begin(), c.us.end());
+                // A host participant of its own for each secured run: a Bridge
+                // made again on a secured participant that had one stalled
+                // after some 70 grants here (remote.notes.md).
+                const Run d = simsync_run(self, secured_lease, sd::Participant::create(secured_domain), 1, warmup, steps,
+                                          &certs);
+                out.secured.insert(out.secured.end(), d.us.begin(), d.us.end());
             }
         }
 
@@ -464,7 +501,10 @@ int main(int argc, char** argv)
             "pong writer keeps the last sample, since it writes on Cyclone's receiving thread), the host "
             "answering from Cyclone's listener. Subject: a lockstep RemoteAccessor asking for every 1 ms step of a "
             "no-op world (CountingWorld) served by a Bridge, release(next) then request; also 8 such participants in "
-            "8 processes (shared mode). Per-step wall time measured by the child that drives the loop, before the "
+            "8 processes (shared mode); and the one participant over DDS Security (Cyclone's built-in plugins: "
+            "each process authenticated by a certificate of its own, discovery and liveliness encrypted, every "
+            "submessage signed, every payload encrypted with AES-GCM; the governance of scripts/make-dds-certs). "
+            "Per-step wall time measured by the child that drives the loop, before the "
             "request and after its answer, the same way for both. %d repetitions of %d steps (8 participants: %d "
             "steps each) after %d warm-up steps, alternating; percentiles over every step of every repetition. "
             "Each variant runs in two idle states of the CPUs, alternating: as the machine comes (idle vCPUs halt, "
@@ -484,6 +524,7 @@ int main(int argc, char** argv)
             const auto rawd = simsync::bench::distribution(in.raw);
             const auto oned = simsync::bench::distribution(in.one);
             const auto eightd = simsync::bench::distribution(in.eight);
+            const auto securedd = simsync::bench::distribution(in.secured);
             const char* idle_text = state == IdleState::halt ? "halt" : "poll";
             auto row = [&](const char* name, const simsync::bench::Distribution& d, const std::vector<double>& v) {
                 table.rows.push_back({name, idle_text, format("%zu", d.count), format("%.1f", d.p50),
@@ -493,6 +534,13 @@ int main(int argc, char** argv)
             row("raw Cyclone ping-pong (baseline)", rawd, in.raw);
             row("simsync, 1 remote participant", oned, in.one);
             row("simsync, 8 remote participants in 8 processes", eightd, in.eight);
+            row("simsync, 1 remote participant, DDS Security (authenticated, encrypted)", securedd, in.secured);
+            report.notes.push_back(format(
+                "DDS Security, idle CPUs %s: %.1f us per step (p50) against %.1f us open, %.2fx; p99 %.1f us "
+                "against %.1f us, %.2fx.",
+                state == IdleState::halt ? "halting" : "polling", securedd.p50, oned.p50,
+                oned.p50 > 0 ? securedd.p50 / oned.p50 : 0.0, securedd.p99, oned.p99,
+                oned.p99 > 0 ? securedd.p99 / oned.p99 : 0.0));
             const std::string suffix = state == IdleState::halt ? "" : "_idle_polling";
             const std::string when = state == IdleState::halt ? "idle CPUs halting (as the machine comes)"
                                                               : "idle CPUs polling (cpu_dma_latency 0)";

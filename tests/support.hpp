@@ -4,6 +4,8 @@
 #include <simsync/simsync.hpp>
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -53,6 +55,43 @@ inline int threads_named(const std::string& name)
     }
     return n;
 }
+
+// A world whose steps can be held at a gate, so a test can act while a step is
+// in flight on another thread.
+class GatedWorld final : public World {
+public:
+    void step(SimDuration) override
+    {
+        std::unique_lock<std::mutex> lock(mutex_);
+        ++entered_;
+        cv_.notify_all();
+        cv_.wait(lock, [&] { return open_; });
+        ++steps_;
+    }
+    void open()
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        open_ = true;
+        cv_.notify_all();
+    }
+    bool wait_entered(int n)
+    {
+        std::unique_lock<std::mutex> lock(mutex_);
+        return cv_.wait_for(lock, std::chrono::seconds(10), [&] { return entered_ >= n; });
+    }
+    int steps() const
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return steps_;
+    }
+
+private:
+    mutable std::mutex mutex_;
+    std::condition_variable cv_;
+    bool open_ = false;
+    int entered_ = 0;
+    int steps_ = 0;
+};
 
 // What a request on a worker thread came to. Workers store one and the test
 // thread checks it after joining them: an assertion inside a worker thread would

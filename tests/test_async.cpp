@@ -446,6 +446,34 @@ TEST_CASE("Async.Duty.PostedToALoopThatIsGoneIsHandedBack" * doctest::timeout(60
     CHECK(status->activity == AccessorStatus::Activity::idle);
 }
 
+TEST_CASE("Async.Duty.ADroppedGrantDoesNotStallTheThreadThatDeliveredIt" * doctest::timeout(30))
+{
+    // Found by the spin model (tests/spin, SEED_NO_RECHECK): a's thread steps
+    // to 1 ms and grants c, whose completion goes to a loop that is gone; the
+    // dropped Access releases on a's thread, which makes a's own grant (or
+    // duty) possible there, where wake() does not reach. a must look again
+    // instead of sleeping until its deadline (before: 5 s, then timed out).
+    GatedWorld world;
+    SimSyncHandler handler(world, quiet({.step = 1ms, .stall_timeout = {}}));
+    auto c = handler.register_accessor("c", {.kind = AccessorKind::free});
+    auto a = handler.register_accessor("a", {.kind = AccessorKind::free});
+    auto loop = std::make_unique<EventLoop>();
+    Outcome outcome;
+    WallClock::duration took{};
+    std::thread requester([&] {
+        const auto start = WallClock::now();
+        outcome = Outcome::of(a.request_access_for(ms(2), 5s));
+        took = WallClock::now() - start;
+    });
+    REQUIRE(world.wait_entered(1)); // a's thread steps 0 -> 1 ms
+    c.async_request_access(ms(1), asio::bind_executor(asio_executor(loop->executor()), [](std::error_code, Access) {}));
+    loop.reset();
+    world.open();
+    requester.join();
+    CHECK(outcome.granted);
+    CHECK(took < 4s); // not the whole deadline
+}
+
 TEST_CASE("Async.Executor.CompletionThatHoldsItsAccessIsItsHolder" * doctest::timeout(60))
 {
     // handler.hpp: wait_until_paused refuses at once on a thread that holds an

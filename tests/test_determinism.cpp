@@ -108,6 +108,7 @@ struct ScenarioOutcome {
     std::size_t grants = 0;
     std::size_t refusals = 0;
     std::size_t retries = 0;
+    std::size_t fused = 0;
     std::size_t checkpoints = 0;
     std::size_t refused_during_step = 0;
 };
@@ -125,6 +126,7 @@ ScenarioOutcome run_and_check(const Scenario& s, std::uint64_t noise_seed, bool 
             for (const RequestRecord& r : recs) {
                 (r.granted_ok() ? out.grants : out.refusals) += 1;
                 out.retries += r.retries;
+                out.fused += r.fused ? 1 : 0;
             }
         }
         out.checkpoints = obs.checkpoints.size();
@@ -459,7 +461,7 @@ TEST_CASE("Determinism.Engine.MatchesModelOverRandomScenarios" * doctest::timeou
         int lockstep_only = 0, with_free = 0, with_switching = 0, with_lookahead = 0, with_first_request = 0,
             host = 0, operator_noise = 0, checkpoints = 0, ambiguous = 0, reruns = 0, shared_groups = 0,
             start_paused = 0;
-        std::size_t grants = 0, refusals = 0, retries = 0, refused_during_step = 0;
+        std::size_t grants = 0, refusals = 0, retries = 0, fused = 0, refused_during_step = 0;
         std::map<DriverKind, int> drivers; // scenarios using each way to wait
         int all_four = 0;                  // blocking, callback, coroutine and inline in one handler
     } cov;
@@ -503,6 +505,7 @@ TEST_CASE("Determinism.Engine.MatchesModelOverRandomScenarios" * doctest::timeou
         cov.grants += out.grants;
         cov.refusals += out.refusals;
         cov.retries += out.retries;
+        cov.fused += out.fused;
         cov.refused_during_step += out.refused_during_step;
         if (!out.failure.empty()) {
             failures.push_back(out.failure);
@@ -512,7 +515,8 @@ TEST_CASE("Determinism.Engine.MatchesModelOverRandomScenarios" * doctest::timeou
     const double seconds = std::chrono::duration<double>(WallClock::now() - t0).count();
     if (ran < seeds.size()) MESSAGE("wall-time budget spent: ran " << ran << " of " << seeds.size() << " scenarios");
     MESSAGE(ran << " scenarios from base seed " << base << " in " << seconds << " s: " << cov.grants
-                         << " grants, " << cov.refusals << " refusals, " << cov.retries << " timed-out/would-block retries; "
+                         << " grants, " << cov.refusals << " refusals, " << cov.retries << " timed-out/would-block retries, " << cov.fused
+                         << " releases fused with the next request; "
                          << cov.lockstep_only << " lockstep-only, " << cov.with_free << " with free, "
                          << cov.with_switching << " with set_kind, " << cov.with_lookahead << " with lookahead, "
                          << cov.with_first_request << " with first_request, " << cov.host << " host mode, "

@@ -21,43 +21,6 @@ using namespace simsync::test;
 
 namespace {
 
-// A world whose steps can be held at a gate, so a test can act while a step is
-// in flight on another thread.
-class GatedWorld final : public World {
-public:
-    void step(SimDuration) override
-    {
-        std::unique_lock<std::mutex> lock(mutex_);
-        ++entered_;
-        cv_.notify_all();
-        cv_.wait(lock, [&] { return open_; });
-        ++steps_;
-    }
-    void open()
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        open_ = true;
-        cv_.notify_all();
-    }
-    bool wait_entered(int n)
-    {
-        std::unique_lock<std::mutex> lock(mutex_);
-        return cv_.wait_for(lock, std::chrono::seconds(10), [&] { return entered_ >= n; });
-    }
-    int steps() const
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        return steps_;
-    }
-
-private:
-    mutable std::mutex mutex_;
-    std::condition_variable cv_;
-    bool open_ = false;
-    int entered_ = 0;
-    int steps_ = 0;
-};
-
 SimTime ns(std::int64_t n) { return SimTime{SimDuration{n}}; }
 
 // Collects diagnostics on whatever thread reports them.
@@ -656,6 +619,24 @@ TEST_CASE("Edges.Stall.WatchdogOffWithZeroTimeout")
     CHECK(handler.state() == HandlerState::running);
 }
 
+TEST_CASE("Edges.Stop.ARequestWaitingForTheStepInFlightIsRefused" * doctest::timeout(30))
+{
+    // handler.hpp: after stop() every waiting request returns `stopped`; the
+    // one a step in flight was taking time to as well (found by the spin
+    // model, tests/spin: run_steps granted it after the step).
+    GatedWorld world;
+    SimSyncHandler handler(world, quiet({.step = 1ms, .stall_timeout = {}}));
+    auto a = handler.register_accessor("a", {.kind = AccessorKind::free});
+    Outcome outcome;
+    std::thread requester([&] { outcome = Outcome::of(a.request_access(ms(1))); });
+    REQUIRE(world.wait_entered(1)); // a's thread steps 0 -> 1 ms
+    handler.stop();
+    world.open();
+    requester.join();
+    CHECK_FALSE(outcome.granted);
+    CHECK(outcome.error == errc::stopped);
+}
+
 // ------------------------------------------------- 10. callbacks may do anything
 
 TEST_CASE("Edges.Callbacks.DiagnosticsCallbackMayDestroyTheHandler" * doctest::timeout(60))
@@ -696,15 +677,19 @@ TEST_CASE("Edges.Callbacks.SubscriberMayDestroyTheHandler" * doctest::timeout(60
     CountingWorld world;
     auto handler = std::make_unique<SimSyncHandler>(world, HandlerConfig{.step = 1ms});
     std::vector<HandlerEvent::Kind> seen;
-    Subscription subscription = handler->subscribe([&](const HandlerEvent& e) {
+    Subscription subscription;
+    subscription = handler->subscribe([&](const HandlerEvent& e) {
         seen.push_back(e.kind);
-        if (e.kind == HandlerEvent::Kind::stopped) handler.reset();
+        if (e.kind != HandlerEvent::Kind::stopped) return;
+        // Nothing refers to the core after this (a subscription's weak
+        // reference would keep its memory, hiding a use after destruction).
+        subscription.reset();
+        handler.reset();
     });
     SimSyncHandler* const raw = handler.get();
     raw->stop();
     CHECK(handler == nullptr);
     CHECK(seen == std::vector<HandlerEvent::Kind>{HandlerEvent::Kind::stopped});
-    subscription.reset(); // the core is gone: nothing to unsubscribe from
 }
 
 TEST_CASE("Edges.Callbacks.SubscriberOnTheSteppingThreadMayWaitUntilPaused" * doctest::timeout(60))

@@ -56,7 +56,7 @@ public:
 
 // A world whose next step, once armed, blocks until the test opens it: a step
 // under way for as long as the test needs.
-class GatedWorld final : public World {
+class ArmedGateWorld final : public World {
 public:
     void step(SimDuration) override
     {
@@ -678,7 +678,7 @@ TEST_CASE("Handler.Refuse.FreeRequestForNowReadDuringAStepHasPassed" * doctest::
     // races with the step and is refused as passed (a lockstep accessor holds
     // time and never meets this: see the next case). The refusal comes without
     // granting anything at the old instant while the world is between steps.
-    GatedWorld world;
+    ArmedGateWorld world;
     SimSyncHandler handler(world, {.step = 1ms});
     auto stepper = handler.register_accessor("stepper", lockstep());
     auto viewer = handler.register_accessor("viewer", free_kind());
@@ -710,7 +710,7 @@ TEST_CASE("Handler.Register.LockstepDuringAStepMayAskForNow" * doctest::timeout(
     // point 4: it was bound to the instant being stepped to but checked against
     // now(), which lagged: time_passed). Registration may wait for the step in
     // progress, so it runs on its own thread while the test holds the step.
-    GatedWorld world;
+    ArmedGateWorld world;
     SimSyncHandler handler(world, {.step = 1ms});
     auto stepper = handler.register_accessor("stepper", lockstep());
     world.arm();

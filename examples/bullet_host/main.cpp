@@ -40,6 +40,7 @@
 #include "controller.hpp"
 #include "command_line.hpp"
 #include "operator_console.hpp"
+#include "dds_security.hpp"
 #include "remote_link.hpp"
 #include "ros2_clock.hpp"
 #include "scenario_clock.hpp"
@@ -130,10 +131,11 @@ simsync::examples::CommandLine command_line()
     cli.synopsis = "[--config FILE] [--duration SIM_SECONDS] [--scale X] [--trace FILE]\n"
                    "                           [--jitter-us N] [--seed S] [--chaos] [--host-steps] [--no-threads]\n"
                    "                           [--sensors inline|threads] [--web [HOST:]PORT]\n"
-                   "                           [--ros2-clock [DOMAIN]] [--ros2-network NET]\n"
+                   "                           [--ros2-clock [DOMAIN]] [--ros2-network NET] [--ros2-security FILE]\n"
                    "                           [--remote-controller spawn|wait [--remote-domain ID] [--remote-network NET]\n"
                    "                            [--remote-tag TAG] [--remote-partition P] [--remote-delay-us MAX]\n"
-                   "                            [--remote-program PATH] [--remote-join-timeout SECONDS]]";
+                   "                            [--remote-program PATH] [--remote-join-timeout SECONDS]\n"
+                   "                            [--remote-security FILE [--remote-controller-security FILE]]]";
     cli.summary = "A Bullet world behind a SimSyncHandler: a controller and three sensors on one simulated clock;\n"
                   "prints trajectory_hash=<16 hex digits>, the same for every thread timing.";
     cli.options.add_options()
@@ -181,6 +183,9 @@ simsync::examples::CommandLine command_line()
          "spawn: the controller program (default: simsync-remote-controller beside this program)")
         ("remote-join-timeout", po::value<double>()->value_name("SECONDS")->default_value(30.0),
          "how long to wait for the controller to join");
+    simsync::examples::add_dds_security_option(remote, "remote-security", "DDS Security for the host's Bridge");
+    simsync::examples::add_dds_security_option(remote, "remote-controller-security",
+                                               "spawn: DDS Security for the controller (its --security)");
     cli.options.add(remote);
     cli.hidden.add_options()("slip-tick", po::value<std::int64_t>(), "test hook of --no-threads");
     cli.hidden.add_options()("remote-xmit-loss", po::value<int>()->value_name("PER_MILLE"),
@@ -199,7 +204,8 @@ simsync::examples::CommandLine command_line()
 void check_remote_options(const simsync::examples::po::variables_map& v)
 {
     const bool remote = v.count("remote-controller") != 0;
-    for (const char* name : {"remote-tag", "remote-program", "remote-xmit-loss", "remote-lease"}) {
+    for (const char* name : {"remote-tag", "remote-program", "remote-xmit-loss", "remote-lease", "remote-security",
+                             "remote-controller-security"}) {
         if (v.count(name) != 0 && !remote) simsync::examples::option_error(name, "only with --remote-controller");
     }
     for (const char* name : {"remote-domain", "remote-network", "remote-partition", "remote-delay-us",
@@ -227,6 +233,20 @@ void check_remote_options(const simsync::examples::po::variables_map& v)
     if (!v["remote-delay-us"].defaulted() && mode != "spawn") {
         simsync::examples::option_error("remote-delay-us", "only with --remote-controller spawn (else: the "
                                                            "controller's --random-delay-us)");
+    }
+    simsync::examples::check_dds_security_option(v, "remote-security");
+    simsync::examples::check_dds_security_option(v, "remote-controller-security");
+    if ((v.count("remote-security") != 0) != (v.count("remote-controller-security") != 0) && mode == "spawn") {
+        simsync::examples::option_error(v.count("remote-security") != 0 ? "remote-security" : "remote-controller-security",
+                                        "spawn needs both --remote-security and --remote-controller-security "
+                                        "(a secured host matches only a secured controller)");
+    }
+    if (v.count("remote-controller-security") != 0 && mode != "spawn") {
+        simsync::examples::option_error("remote-controller-security",
+                                        "only with --remote-controller spawn (wait: give the controller its --security)");
+    }
+    if (v.count("remote-security") != 0 && v["remote-domain"].as<std::uint32_t>() > 230) {
+        simsync::examples::option_error("remote-domain", "expected 0..230 with --remote-security");
     }
     if (v.count("remote-program") != 0 && mode != "spawn") {
         simsync::examples::option_error("remote-program", "only with --remote-controller spawn");
@@ -257,6 +277,8 @@ std::optional<bh::RemoteControllerOptions> remote_options(const simsync::example
     r.join_timeout_s = v["remote-join-timeout"].as<double>();
     if (v.count("remote-xmit-loss") != 0) r.xmit_loss_per_mille = v["remote-xmit-loss"].as<int>();
     if (v.count("remote-lease") != 0) r.lease_s = v["remote-lease"].as<double>();
+    r.security = simsync::examples::dds_security_file(v, "remote-security");
+    r.controller_security = simsync::examples::dds_security_file(v, "remote-controller-security");
     if (v.count("remote-tag") != 0) {
         r.tag = v["remote-tag"].as<std::string>();
     } else if (r.mode == bh::RemoteControllerOptions::Mode::spawn) {

@@ -18,11 +18,13 @@
 
 #include "command_line.hpp"
 #include "controller.hpp"
+#include "dds_security.hpp"
 #include "controller_wire.hpp"
 #include "remote_link.hpp" // xmit_loss_xml
 
 #include <simsync/dds/domain.hpp>
 #include <simsync/dds/remote_accessor.hpp>
+#include <simsync/dds/scenario.hpp>
 #include <simsync/error.hpp>
 
 #include <chrono>
@@ -45,7 +47,8 @@ simsync::examples::CommandLine command_line()
     simsync::examples::CommandLine cli;
     cli.program = "simsync-remote-controller";
     cli.synopsis = "[--domain ID] [--network loopback|system] [--tag TAG] [--partition P]\n"
-                   "                                 [--random-delay-us MAX] [--seed S] [--join-timeout SECONDS]";
+                   "                                 [--security FILE] [--random-delay-us MAX] [--seed S]\n"
+                   "                                 [--join-timeout SECONDS]";
     cli.summary =
         "simsync-bullet-host's controller (100 Hz, pushes the scene's first body) in a process of its own:\n"
         "a remote participant over Cyclone DDS. Start the host with --remote-controller wait and the same\n"
@@ -64,6 +67,8 @@ simsync::examples::CommandLine command_line()
         ("seed", po::value<std::string>()->value_name("S"), "seed of the random delays (default: fresh each run)")
         ("join-timeout", po::value<double>()->value_name("SECONDS")->default_value(30.0),
          "how long to wait for the host");
+    simsync::examples::add_dds_security_option(cli.options, "security",
+                                               "DDS Security for this controller (identity controller_100hz)");
     cli.hidden.add_options()
         ("corrupt-command-at", po::value<std::int64_t>(), "test hook: at this tick, send a bad command")
         ("corruption", po::value<std::string>()->default_value("version"),
@@ -109,6 +114,10 @@ int main(int argc, char** argv)
         if (v.count("lease") != 0 && !(v["lease"].as<double>() >= 0.01 && v["lease"].as<double>() <= 86400)) {
             simsync::examples::option_error("lease", "expected [0.01, 86400] s");
         }
+        simsync::examples::check_dds_security_option(v, "security");
+        if (v.count("security") != 0 && v["domain"].as<std::uint32_t>() > 230) {
+            simsync::examples::option_error("domain", "expected 0..230 with --security");
+        }
         if (v.count("seed") != 0) {
             seed_option = simsync::examples::parse_unsigned_option("seed", v["seed"].as<std::string>());
         }
@@ -140,6 +149,7 @@ int main(int argc, char** argv)
                          "sends (%s)\n",
                          v["xmit-loss"].as<int>(), domain.extra_xml.c_str());
         }
+        if (v.count("security") != 0) domain.security = sd::load_security_file(v["security"].as<std::string>());
         auto participant = sd::Participant::create(domain);
         sd::RemoteAccessorConfig rc;
         rc.partition = v["partition"].as<std::string>();

@@ -3,6 +3,7 @@
 #include <simsync/bullet/bullet.hpp>
 #include <simsync/dds/bridge.hpp>
 #include <simsync/dds/domain.hpp>
+#include <simsync/dds/scenario.hpp>
 
 #include <fcntl.h>
 #include <signal.h>
@@ -46,6 +47,11 @@ std::vector<std::string> remote_controller_command(const RemoteControllerOptions
     if (!o.tag.empty()) argv.insert(argv.end(), {"--tag", o.tag});
     if (o.xmit_loss_per_mille > 0) argv.insert(argv.end(), {"--xmit-loss", std::to_string(o.xmit_loss_per_mille)});
     if (o.lease_s > 0) argv.insert(argv.end(), {"--lease", seconds_text(o.lease_s)});
+    if (o.mode == RemoteControllerOptions::Mode::spawn && !o.controller_security.empty()) {
+        argv.insert(argv.end(), {"--security", o.controller_security});
+    } else if (o.mode == RemoteControllerOptions::Mode::wait && !o.security.empty()) {
+        argv.insert(argv.end(), {"--security", "<the controller's security file>"});
+    }
     if (o.mode == RemoteControllerOptions::Mode::spawn) {
         argv.insert(argv.end(), {"--random-delay-us", std::to_string(o.delay_us), "--seed", std::to_string(o.seed),
                                  "--join-timeout", seconds_text(o.join_timeout_s)});
@@ -217,8 +223,12 @@ RemoteControllerLink::RemoteControllerLink(SimSyncHandler& handler, Controller& 
         std::fprintf(stderr, "simsync-bullet-host: fault injection: Cyclone DDS drops %d of every 1000 packets it sends (%s)\n",
                      options.xmit_loss_per_mille, domain.extra_xml.c_str());
     }
+    if (!options.security.empty()) domain.security = sd::load_security_file(options.security);
     sd::BridgeConfig bc;
     bc.partition = options.partition;
+    // The controller, and no one else.
+    bc.allowed_names = std::vector<std::string>{kControllerName};
+    bc.max_participants = 1;
     if (options.lease_s > 0) {
         bc.lease = std::chrono::duration_cast<WallClock::duration>(std::chrono::duration<double>(options.lease_s));
     }

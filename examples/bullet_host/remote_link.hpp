@@ -54,6 +54,10 @@ struct RemoteControllerOptions {
     // The liveliness lease of the Bridge and (spawn) of the controller (its
     // --lease); 0: the default, 1 s.
     double lease_s = 0;
+    // DDS Security: the host's security file (its Bridge's participant), and
+    // spawn: the controller's (its --security). "": none, a trusted network only.
+    std::string security;
+    std::string controller_security;
 };
 
 // Cyclone DDS's own fault injection (Internal/Test/XmitLossiness): the

@@ -36,7 +36,8 @@ simsync::examples::CommandLine command_line()
     simsync::examples::CommandLine cli;
     cli.program = "simsync-demo";
     cli.synopsis = "[--config FILE] [--duration SIM_SECONDS] [--scale X] [--clock-udp HOST:PORT]...\n"
-                   "                    [--ros2-clock [DOMAIN]] [--ros2-network NET] [--trace FILE] [--web [HOST:]PORT]";
+                   "                    [--ros2-clock [DOMAIN]] [--ros2-network NET] [--ros2-security FILE]\n"
+                   "                    [--trace FILE] [--web [HOST:]PORT]";
     cli.summary = "Bouncing balls, sensor threads, a controller, a clock publisher and a pacer on one simulated clock.";
     cli.options.add_options()
         ("config", po::value<std::string>()->value_name("FILE"),

@@ -1,5 +1,7 @@
 #include "ros2_clock.hpp"
 
+#include "dds_security.hpp"
+
 #if SIMSYNC_EXAMPLES_HAVE_DDS
 #include <simsync/dds/dds.hpp>
 #endif
@@ -45,12 +47,13 @@ void add_ros2_clock_options(po::options_description& options)
         ("ros2-network", po::value<std::string>()->value_name("NET"),
          "the network of --ros2-clock: system (default; Cyclone DDS's defaults, as ROS 2 nodes) "
          "or loopback (127.0.0.1 only, no multicast)");
+    add_dds_security_option(options, "ros2-security", "DDS Security for --ros2-clock");
 }
 
 void check_ros2_clock_options(const po::variables_map& values)
 {
-    if (values.count("ros2-network") != 0 && values.count("ros2-clock") == 0) {
-        option_error("ros2-network", "only with --ros2-clock");
+    for (const char* name : {"ros2-network", "ros2-security"}) {
+        if (values.count(name) != 0 && values.count("ros2-clock") == 0) option_error(name, "only with --ros2-clock");
     }
     if (values.count("ros2-clock") == 0) return;
     if (!have_ros2_clock()) option_error("ros2-clock", kWithoutDds);
@@ -65,6 +68,10 @@ void check_ros2_clock_options(const po::variables_map& values)
             option_error("ros2-network", "expected system or loopback, got '" + net + "'");
         }
     }
+    check_dds_security_option(values, "ros2-security");
+    if (values.count("ros2-security") != 0 && domain > 230) { // simsync::dds::kMaxSecuredDomainId
+        option_error("ros2-clock", "expected a DDS domain id 0..230 with --ros2-security, got " + std::to_string(domain));
+    }
 }
 
 std::optional<ClockSinkConfig> ros2_clock_sink(const po::variables_map& values)
@@ -74,6 +81,15 @@ std::optional<ClockSinkConfig> ros2_clock_sink(const po::variables_map& values)
     // the sink is built by the same maker and means the same.
     std::string yaml = "domain: " + std::to_string(ros2_domain(values));
     if (values.count("ros2-network") != 0) yaml += "\nnetwork: " + values["ros2-network"].as<std::string>();
+    if (const std::string file = dds_security_file(values, "ros2-security"); !file.empty()) {
+        // A double-quoted YAML scalar: any path reads back as given.
+        std::string quoted = "\"";
+        for (const char c : file) {
+            if (c == '"' || c == '\\') quoted += '\\';
+            quoted += c;
+        }
+        yaml += "\nsecurity: " + quoted + "\"";
+    }
     return ClockSinkConfig{ExtensionSinkConfig{"ros2", ConfigNode::parse(yaml, "--ros2-clock")}};
 }
 

@@ -22,9 +22,11 @@ bool have_ros2_clock() noexcept;
 // DOMAIN (0..232; without a value $ROS_DOMAIN_ID, or 0 if unset).
 // --ros2-network system|loopback: the network of that sink (default system:
 // Cyclone's defaults, what ROS 2 nodes use; loopback: 127.0.0.1 only).
+// --ros2-security FILE: DDS Security for that sink (dds_security.hpp).
 void add_ros2_clock_options(po::options_description& options);
-// Checks them (for a `check`): the domain, the network, --ros2-network without
-// --ros2-clock, and that this build can publish /clock at all.
+// Checks them (for a `check`): the domain, the network, the security file,
+// --ros2-network or --ros2-security without --ros2-clock, and that this build
+// can publish /clock at all.
 void check_ros2_clock_options(const po::variables_map& values);
 // The sink the options ask for, if any (after check_ros2_clock_options).
 std::optional<ClockSinkConfig> ros2_clock_sink(const po::variables_map& values);

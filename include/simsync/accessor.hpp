@@ -6,9 +6,13 @@
 #include <simsync/time.hpp>
 #include <simsync/world.hpp>
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <new>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <system_error>
@@ -27,6 +31,26 @@ struct Slot;
 // `complete` (with the Access, or an empty one and the refusal), after its lock
 // is released; `poster` gives a function that runs a job (the step duty) on
 // the request's executor.
+class AsyncCompletion;
+
+// One spare block per accessor for its asynchronous completions. An accessor
+// has at most one request pending, so the block of the completion that just
+// finished serves the next request (two blocks alternate when a completion
+// asks again before it is destroyed): no allocation per request once warm.
+// allocate on the requesting thread, deallocate on whichever ends the request.
+class CompletionMemory {
+public:
+    CompletionMemory() noexcept = default;
+    CompletionMemory(const CompletionMemory&) = delete;
+    CompletionMemory& operator=(const CompletionMemory&) = delete;
+    ~CompletionMemory();
+    void* allocate(std::size_t size);
+    void deallocate(void* block) noexcept;
+
+private:
+    std::atomic<void*> spare_{nullptr};
+};
+
 class AsyncCompletion {
 public:
     virtual ~AsyncCompletion() = default;
@@ -34,7 +58,35 @@ public:
     virtual bool runs_inline() const noexcept = 0;
     virtual void complete(std::error_code error, Access access) = 0;
     virtual std::function<void(std::function<void()>)> poster() const = 0;
+
+    // Made by make_completion in an accessor's CompletionMemory, and given
+    // back there when deleted (a destroying delete: it knows the block).
+    static void operator delete(AsyncCompletion* p, std::destroying_delete_t) noexcept;
+
+protected:
+    AsyncCompletion() noexcept = default;
+
+private:
+    template <class T, class... Args>
+    friend std::unique_ptr<AsyncCompletion> make_completion(CompletionMemory* memory, Args&&... args);
+    CompletionMemory* memory_ = nullptr;
 };
+
+template <class T, class... Args>
+std::unique_ptr<AsyncCompletion> make_completion(CompletionMemory* memory, Args&&... args)
+{
+    static_assert(alignof(T) <= alignof(std::max_align_t), "over-aligned completion handler");
+    void* block = memory->allocate(sizeof(T));
+    T* completion = nullptr;
+    try {
+        completion = ::new (block) T(std::forward<Args>(args)...);
+    } catch (...) {
+        memory->deallocate(block);
+        throw;
+    }
+    completion->memory_ = memory;
+    return std::unique_ptr<AsyncCompletion>(completion);
+}
 
 // Identifies one asynchronous request, for its cancellation.
 struct AsyncTicket {
@@ -255,6 +307,62 @@ public:
     /// thread may step the world to `t` itself); otherwise `would_block`.
     Access try_request_access(SimTime t);
 
+    /// Releases `held` and asks for `next` in one call, under one lock: what
+    /// `held.release(next)` followed by `request_access(next, stop)` does, with
+    /// the same order and determinism, and nothing in between (no bound is
+    /// declared, the request itself holds time at `next`). The way an accessor
+    /// that always asks again (a sensor, a controller) goes from one access to
+    /// the next. The calling thread may step the world for whichever request
+    /// is next meanwhile (it waits anyway) and hand that grant over ready-made.
+    /// `held` may be empty (nothing to release: a plain request); it is empty
+    /// on return unless the call throws.
+    /// @code
+    /// simsync::Access a = camera.request_access(t);
+    /// while (a) {
+    ///     render(a.world_as<MyWorld>());
+    ///     t += period;
+    ///     a = camera.release_and_request(std::move(a), t);
+    /// }
+    /// @endcode
+    /// @throws simsync::Error: invalid_argument if `held` is an access of
+    ///         another accessor or `next` is before its granted time (`held`
+    ///         is then still held); busy if another request of this accessor
+    ///         is pending.
+    Access release_and_request(Access&& held, SimTime next, std::stop_token stop = {});
+
+    /// The asynchronous release_and_request: releases `held` and starts the
+    /// request for `next` in one operation under one lock, completing as
+    /// async_request_access does (one completion per grant; once warm no
+    /// allocation per request). Defined in simsync/asio.hpp.
+    /// @throws simsync::Error as release_and_request.
+    template <class CompletionToken>
+    auto async_release_and_request(Access&& held, SimTime next, CompletionToken&& token);
+
+    /// A persistent inline system's body: called with the access at each
+    /// instant it asked for; returns the time it asks for next, or
+    /// std::nullopt to end.
+    using System = std::function<std::optional<SimTime>(Access&)>;
+
+    /// Makes this accessor a persistent inline system from `first` on:
+    /// registered once, `system` is called on the thread that steps the world,
+    /// right after the step that reaches each instant it asks for
+    /// (StepThread::host: on the host thread), with no completion queued and no
+    /// allocation per call. When it returns, its access is released and its
+    /// next request made in one operation, as release_and_request does; a
+    /// system that moved or released the Access itself just asks again. The
+    /// Gazebo PostUpdate / Drake periodic-event model at the cost of a function
+    /// call. It ends when it returns std::nullopt (released as `release()`:
+    /// a lockstep accessor then holds time at granted + lookahead), or with one
+    /// last call whose Access converts to false and says why in error()
+    /// (stopped, not_registered after a deregister or revoke, world_failed,
+    /// time_passed for a `first` already passed); that call's result is
+    /// ignored. An exception from it, or a next time before the granted one,
+    /// stops the handler like a World::step that throws (see failure()).
+    /// Returns at once; the first call may come before it returns.
+    /// @throws simsync::Error: busy (a request pending or an access held),
+    ///         invalid_argument (an empty system), invalid_state (moved-from).
+    void run_system(SimTime first, System system);
+
     /// Starts an asynchronous request for `t` and returns at once; `token` says
     /// how it completes, with the signature `void(std::error_code, Access)`: a
     /// callback, `boost::asio::use_future`, `boost::asio::use_awaitable`, ...
@@ -301,8 +409,11 @@ private:
         : core_(std::move(core)), slot_(std::move(slot))
     {
     }
-    // The engine's side of async_request_access (simsync/asio.hpp).
-    detail::AsyncTicket start_async(SimTime t, std::unique_ptr<detail::AsyncCompletion> completion);
+    // The engine's side of async_request_access and async_release_and_request
+    // (simsync/asio.hpp): `held`, if given, is released first, in one operation.
+    detail::AsyncTicket start_async(SimTime t, std::unique_ptr<detail::AsyncCompletion> completion,
+                                    Access* held = nullptr);
+    detail::CompletionMemory* completion_memory() const;
 
     std::shared_ptr<detail::Core> core_;
     std::shared_ptr<detail::Slot> slot_;

@@ -205,16 +205,43 @@ private:
 /// @throws simsync::Error (invalid_state) if the loop is gone.
 inline LoopExecutor asio_executor(const Executor& executor) { return LoopExecutor(executor); }
 
+namespace detail {
+// The initiation shared by async_request_access and async_release_and_request:
+// the cancellation slot's handler first (detail::start_cancellable), the
+// completion in the accessor's CompletionMemory, then the request (after
+// releasing the access the caller passed on).
+template <class Handler, class Start>
+void initiate_request(Handler handler, CompletionMemory* memory, Start start)
+{
+    start_cancellable<AsyncTicket, &cancel_async>(std::move(handler), [&](Handler h) {
+        return start(make_completion<AsioCompletion<Handler>>(memory, std::move(h)));
+    });
+}
+} // namespace detail
+
 template <class CompletionToken>
 auto Accessor::async_request_access(SimTime t, CompletionToken&& token)
 {
     return boost::asio::async_initiate<CompletionToken, void(std::error_code, Access)>(
         [this, t](auto handler) {
-            detail::start_cancellable<detail::AsyncTicket, &detail::cancel_async>(
-                std::move(handler), [this, t](auto h) {
-                    using Handler = decltype(h);
-                    return start_async(t, std::make_unique<detail::AsioCompletion<Handler>>(std::move(h)));
-                });
+            detail::initiate_request(std::move(handler), completion_memory(), [&](auto completion) {
+                return start_async(t, std::move(completion));
+            });
+        },
+        token);
+}
+
+template <class CompletionToken>
+auto Accessor::async_release_and_request(Access&& held, SimTime next, CompletionToken&& token)
+{
+    // The access moves into the initiation, which a deferred token (an
+    // awaitable) runs later: it is released then, in one operation with the
+    // request.
+    return boost::asio::async_initiate<CompletionToken, void(std::error_code, Access)>(
+        [this, next, access = std::move(held)](auto handler) mutable {
+            detail::initiate_request(std::move(handler), completion_memory(), [&](auto completion) {
+                return start_async(next, std::move(completion), &access);
+            });
         },
         token);
 }

@@ -20,11 +20,19 @@ namespace simsync {
 
 /// Which thread runs World::step.
 enum class StepThread {
-    /// The thread whose request is granted next steps the world on its way to
-    /// the grant, so a lone accessor pays no thread handoff at all. Only when an
-    /// operator's step(n) or run_until target is the sole reason to advance (no
-    /// request pending) does the thread that made it possible step: the operator
-    /// calling step/run_until, or the accessor whose release lifted the last bound.
+    /// The thread that makes a request steps the world for whichever request
+    /// is next, its own or another's, and grants it: it would wait anyway (a
+    /// blocking request, release_and_request) or it asks from a completion (an
+    /// asynchronous request, a system asking again). A blocking thread granted
+    /// that way wakes with its Access made and returns without the handler's
+    /// lock: one wake-up per grant. A plain release, a deregistration or an
+    /// operator's resume that makes a step possible hands the duty to the thread
+    /// (or executor) whose request is next instead, so a thread that releases
+    /// and goes on with other work is not kept stepping. When only an
+    /// operator's step(n) or run_until target is a reason to advance (no request
+    /// pending), the thread that made it possible steps: the operator calling
+    /// step/run_until, or the accessor whose release lifted the last bound.
+    /// A lone accessor pays no thread handoff at all.
     any,
     /// Only the host thread steps, inside SimSyncHandler::run(); for engines that
     /// must be stepped on the thread that created them.

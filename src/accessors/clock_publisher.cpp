@@ -187,7 +187,7 @@ struct ClockPublisher::Impl {
         }
     };
 
-    void arm(SimTime tick);
+    void arm(SimTime tick, Access previous = {});
     void on_tick(std::error_code error, Access access);
     void on_event(const HandlerEvent& event);
     void on_paused_timer(std::uint64_t epoch);
@@ -257,17 +257,20 @@ struct ClockPublisher::Impl {
     std::int64_t next_tick = 0;
 };
 
-void ClockPublisher::Impl::arm(SimTime tick)
+// Asks for `tick`, releasing `previous` (the tick just published) in the same
+// operation, so time is held from one tick to the next with no gap.
+void ClockPublisher::Impl::arm(SimTime tick, Access previous)
 {
     {
         std::lock_guard<std::mutex> guard(gate->mutex);
-        if (gate->closed) return; // stopped (from a sink, say): do not ask again
+        if (gate->closed) return; // stopped (from a sink, say): do not ask again; `previous` releases
     }
     // A stop() from here on withdraws this request through the slot, however
     // the two interleave (see LockedSlot).
-    accessor.async_request_access(
-        tick, boost::asio::bind_cancellation_slot(LockedSlot(cancel_mutex, cancel_emitted, cancel),
-                                                  run_inline(OnTick{gate, this})));
+    accessor.async_release_and_request(
+        std::move(previous), tick,
+        boost::asio::bind_cancellation_slot(LockedSlot(cancel_mutex, cancel_emitted, cancel),
+                                            run_inline(OnTick{gate, this})));
 }
 
 void ClockPublisher::Impl::on_tick(std::error_code error, Access access)
@@ -282,13 +285,13 @@ void ClockPublisher::Impl::on_tick(std::error_code error, Access access)
     message.paused = handler.state() == HandlerState::paused;
     {
         std::lock_guard<std::mutex> guard(gate->mutex);
-        gate->tick_in_flight = true; // before the release: time cannot pass this tick unnoticed
+        gate->tick_in_flight = true; // a paused message waits for this tick's
     }
     ++next_tick;
     const SimTime next = config.schedule.at(next_tick);
-    // Hold time at the next tick, in the same call: none is skipped. `next`
-    // rounds at or after this tick (the schedule increases), so this cannot throw.
-    access.release(next);
+    // Published inside the (shared) access, then released and the next tick
+    // asked for in one operation: the next tick's call, queued behind this one
+    // on whichever thread steps to it, cannot overtake this publication.
     if (publishing_thread.load(std::memory_order_acquire) == std::this_thread::get_id()) {
         // Granted inside one of our own sinks (a paused message's sink, or a
         // late joiner's, resumed or stepped the simulation, and this thread
@@ -303,7 +306,9 @@ void ClockPublisher::Impl::on_tick(std::error_code error, Access access)
         std::lock_guard<std::mutex> guard(gate->mutex);
         gate->tick_in_flight = false;
     }
-    arm(next);
+    // `next` rounds at or after this tick (the schedule increases): this
+    // cannot throw, and none is skipped.
+    arm(next, std::move(access));
 }
 
 void ClockPublisher::Impl::end(std::error_code error)

@@ -96,7 +96,7 @@ struct RealTimePacer::Impl : std::enable_shared_from_this<RealTimePacer::Impl> {
         timer.emplace(executor);
     }
 
-    void request();
+    void request(Access previous = {});
     void on_grant(std::error_code error, Access access);
     void decide_while_waiting();
     void release_held(bool reached);
@@ -160,16 +160,18 @@ WallClock::duration RealTimePacer::Impl::tail() const noexcept
     return real_clock && spare_cpu ? config.spin_tail : WallClock::duration::zero();
 }
 
-void RealTimePacer::Impl::request()
+// Asks for `next`, releasing `previous` (the grant just paced) in the same
+// operation: one call under one lock from one grant to the next.
+void RealTimePacer::Impl::request(Access previous)
 {
     request_pending = true;
-    accessor.async_request_access(
-        next, boost::asio::bind_cancellation_slot(
-                  cancel.slot(), boost::asio::bind_executor(asio_executor(executor),
-                                                            [self = shared_from_this()](std::error_code error,
-                                                                                        Access access) {
-                                                                self->on_grant(error, std::move(access));
-                                                            })));
+    accessor.async_release_and_request(
+        std::move(previous), next,
+        boost::asio::bind_cancellation_slot(
+            cancel.slot(), boost::asio::bind_executor(asio_executor(executor),
+                                                      [self = shared_from_this()](std::error_code error, Access access) {
+                                                          self->on_grant(error, std::move(access));
+                                                      })));
 }
 
 void RealTimePacer::Impl::end(std::error_code error)
@@ -303,9 +305,7 @@ void RealTimePacer::Impl::release_held(bool reached)
         window.add(released, t);
         counters.last_release = t;
     }
-    Access access = std::move(held);
-    access.release(next);
-    request();
+    request(std::move(held));
 }
 
 RealTimePacer::RealTimePacer(SimSyncHandler& handler, const TimeScale& scale, PacerConfig config, Executor executor)

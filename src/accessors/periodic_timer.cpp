@@ -542,9 +542,12 @@ struct PeriodicTimer::Impl : std::enable_shared_from_this<PeriodicTimer::Impl> {
         if (!wait_for_start_blocking()) return;
         std::int64_t n = grid.first_index_at_or_after(handler.now());
         const std::stop_token stop = stop_source.get_token();
+        Access access;
         for (;;) {
             const SimTime at = grid.at(n);
-            Access access = registered.request_access(at, stop);
+            // From one call to the next in one operation (the previous access
+            // released as the next is asked for).
+            access = registered.release_and_request(std::move(access), at, stop);
             {
                 std::lock_guard<std::mutex> guard(mutex);
                 if (stop_requested) return; // also a request withdrawn by stop()
@@ -569,12 +572,12 @@ struct PeriodicTimer::Impl : std::enable_shared_from_this<PeriodicTimer::Impl> {
             }
             if (stop_was_requested()) return;
             ++n;
-            access.release(grid.at(n));
         }
     }
 
-    // Loop thread: the next asynchronous request, completed on the loop.
-    void request_next()
+    // Loop thread: the next asynchronous request, completed on the loop, with
+    // the previous grant released in the same operation.
+    void request_next(Access previous = {})
     {
         request_pending = true;
         try {
@@ -582,8 +585,8 @@ struct PeriodicTimer::Impl : std::enable_shared_from_this<PeriodicTimer::Impl> {
                 asio_executor(executor), [weak = weak_from_this()](std::error_code ec, Access access) {
                     if (auto self = weak.lock()) self->on_granted(ec, std::move(access));
                 });
-            accessor->async_request_access(grid.at(sim_index),
-                                           boost::asio::bind_cancellation_slot(cancel.slot(), std::move(on_loop)));
+            accessor->async_release_and_request(std::move(previous), grid.at(sim_index),
+                                                boost::asio::bind_cancellation_slot(cancel.slot(), std::move(on_loop)));
         } catch (...) {
             request_pending = false;
             fail(std::current_exception());
@@ -641,14 +644,7 @@ struct PeriodicTimer::Impl : std::enable_shared_from_this<PeriodicTimer::Impl> {
             return;
         }
         ++sim_index;
-        try {
-            access.release(grid.at(sim_index));
-        } catch (...) {
-            access.release();
-            fail(std::current_exception());
-            return;
-        }
-        request_next();
+        request_next(std::move(access));
     }
 
     // ------------------------------------------------------------------ data

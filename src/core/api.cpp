@@ -99,16 +99,82 @@ Access Accessor::request_access_for(SimTime t, WallClock::duration timeout, std:
     return request_access_until(t, deadline, std::move(stop));
 }
 
+Access Accessor::release_and_request(Access&& held, SimTime next, std::stop_token stop)
+{
+    if (!slot_) throw Error(errc::invalid_state, "release_and_request on an empty (moved-from) Accessor");
+    return core_->release_and_request(slot_, held, next, WallTime::max(), stop);
+}
+
 Access Accessor::try_request_access(SimTime t)
 {
     if (!slot_) throw Error(errc::invalid_state, "request on an empty (moved-from) Accessor");
     return core_->request(slot_, t, WallTime::max(), true, std::stop_token{});
 }
 
-detail::AsyncTicket Accessor::start_async(SimTime t, std::unique_ptr<detail::AsyncCompletion> completion)
+detail::AsyncTicket Accessor::start_async(SimTime t, std::unique_ptr<detail::AsyncCompletion> completion,
+                                          Access* held)
 {
     if (!slot_) throw Error(errc::invalid_state, "async request on an empty (moved-from) Accessor");
-    return core_->start_async(slot_, t, std::move(completion));
+    return core_->start_async(slot_, t, std::move(completion), held);
+}
+
+detail::CompletionMemory* Accessor::completion_memory() const
+{
+    if (!slot_) throw Error(errc::invalid_state, "async request on an empty (moved-from) Accessor");
+    return &slot_->completion_memory;
+}
+
+void Accessor::run_system(SimTime first, System system)
+{
+    if (!slot_) throw Error(errc::invalid_state, "run_system on an empty (moved-from) Accessor");
+    if (!system) throw Error(errc::invalid_argument, "run_system of '" + slot_->name + "': the system is empty");
+    core_->start_system(slot_, first, std::move(system));
+}
+
+// ------------------------------------------------------ asynchronous completions
+
+namespace {
+// A block: its size first, then the completion (aligned as malloc aligns).
+struct alignas(std::max_align_t) BlockHeader {
+    std::size_t size;
+};
+void* payload(BlockHeader* h) noexcept { return h + 1; }
+BlockHeader* header(void* p) noexcept { return static_cast<BlockHeader*>(p) - 1; }
+} // namespace
+
+detail::CompletionMemory::~CompletionMemory()
+{
+    if (void* spare = spare_.exchange(nullptr)) ::operator delete(header(spare));
+}
+
+void* detail::CompletionMemory::allocate(std::size_t size)
+{
+    if (void* spare = spare_.exchange(nullptr, std::memory_order_acquire)) {
+        if (header(spare)->size >= size) return spare;
+        ::operator delete(header(spare));
+    }
+    auto* h = static_cast<BlockHeader*>(::operator new(sizeof(BlockHeader) + size));
+    h->size = size;
+    return payload(h);
+}
+
+void detail::CompletionMemory::deallocate(void* block) noexcept
+{
+    void* expected = nullptr;
+    if (!spare_.compare_exchange_strong(expected, block, std::memory_order_release, std::memory_order_relaxed)) {
+        ::operator delete(header(block)); // a spare is kept already
+    }
+}
+
+void detail::AsyncCompletion::operator delete(AsyncCompletion* p, std::destroying_delete_t) noexcept
+{
+    CompletionMemory* memory = p->memory_;
+    p->~AsyncCompletion();
+    if (memory != nullptr) {
+        memory->deallocate(p);
+    } else {
+        ::operator delete(p); // made by a plain new
+    }
 }
 
 detail::CompletionScope::CompletionScope(Access& access)

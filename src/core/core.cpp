@@ -224,7 +224,7 @@ Access Core::make_access(Slot& s, const std::shared_ptr<Slot>& slot)
     access.slot_ = slot;
     access.world_ = &world_;
     access.requested_ = s.requested;
-    access.granted_ = now_;
+    access.granted_ = s.granted_at;
     access.mode_ = s.options.mode;
     access.sequence_ = s.hold_sequence;
     return access;
@@ -233,9 +233,48 @@ Access Core::make_access(Slot& s, const std::shared_ptr<Slot>& slot)
 Access Core::request(const std::shared_ptr<Slot>& slot, SimTime t, WallTime deadline, bool try_only,
                      const std::stop_token& stop)
 {
-    Slot& s = *slot;
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
+    return request_locked(lock, slot, t, deadline, try_only, stop);
+}
+
+// Ends `held` (an access of `s`) under the caller's lock, as a release that
+// is followed at once by the next request: no bound is declared in between,
+// the request's own pending entry holds time. False if `held` holds nothing
+// of `s` any more (released, revoked).
+bool Core::end_for_next(Slot& s, Access& held, SimTime next)
+{
+    if (!held.slot_) return false;
+    if (held.slot_.get() != &s) {
+        throw Error(errc::invalid_argument, "release_and_request on accessor '" + s.name +
+                                                "' with an access of accessor '" + held.slot_->name + "'");
+    }
+    if (s.activity != Activity::holding || s.hold_sequence != held.sequence_) {
+        held.reset(); // revoked or already released: only the request remains
+        return false;
+    }
+    if (round(next) < now_) {
+        throw Error(errc::invalid_argument, "release_and_request of '" + s.name + "' names its next request at " +
+                                                describe(next) + ", before the granted time " + describe(now_));
+    }
+    end_hold(s);
+    held.reset();
+    return true;
+}
+
+Access Core::release_and_request(const std::shared_ptr<Slot>& slot, Access& held, SimTime next, WallTime deadline,
+                                 const std::stop_token& stop)
+{
+    Lock lock(mutex_);
+    WakeOnExit wake_on_exit{*this, lock};
+    (void)end_for_next(*slot, held, next);
+    return request_locked(lock, slot, next, deadline, false, stop);
+}
+
+Access Core::request_locked(Lock& lock, const std::shared_ptr<Slot>& slot, SimTime t, WallTime deadline,
+                            bool try_only, const std::stop_token& stop)
+{
+    Slot& s = *slot;
     if (!s.registered.load()) return Access(errc::not_registered, t);
     if (stopped_) return Access(stop_reason(), t);
     if (s.activity != Activity::idle) {
@@ -254,7 +293,7 @@ Access Core::request(const std::shared_ptr<Slot>& slot, SimTime t, WallTime dead
     s.request_time = at;
     s.requested = t;
     s.last_time = at;
-    s.granted = false;
+    s.granted.store(false, std::memory_order_relaxed);
     s.step_duty = false;
     s.cancelled = false;
     ++s.request_id;
@@ -263,7 +302,9 @@ Access Core::request(const std::shared_ptr<Slot>& slot, SimTime t, WallTime dead
     pending_.insert(s);
     s.waiter.reset();
     arm_watchdog();
-    advance(lock, &s);
+    // A thread about to wait carries the steps for whoever is next (try only
+    // for itself): it is idle anyway, and hands that grant over ready-made.
+    advance(lock, &s, /*carry_for_others=*/!try_only);
 
     // A stop request wakes the waiting thread, which withdraws below. The
     // callback only touches the Waiter (thread-safe), never the core's lock.
@@ -275,7 +316,7 @@ Access Core::request(const std::shared_ptr<Slot>& slot, SimTime t, WallTime dead
     if (stop.stop_possible()) on_stop.emplace(stop, NotifyWaiter{&s});
 
     for (;;) {
-        if (s.granted) return make_access(s, slot);
+        if (s.granted.load(std::memory_order_relaxed)) return make_access(s, slot);
         if (!s.registered.load()) return Access(errc::not_registered, t);
         if (stopped_) {
             withdraw(s);
@@ -303,15 +344,20 @@ Access Core::request(const std::shared_ptr<Slot>& slot, SimTime t, WallTime dead
             continue;
         }
         s.waiter.wait_until(deadline);
+        // A grant handed over ready-made: everything the Access needs was
+        // written before `granted` (release), so no lock is needed to return.
+        if (s.granted.load(std::memory_order_acquire)) return make_access(s, slot);
         lock.lock();
     }
 }
 
-AsyncTicket Core::start_async(const std::shared_ptr<Slot>& slot, SimTime t, std::unique_ptr<AsyncCompletion> completion)
+AsyncTicket Core::start_async(const std::shared_ptr<Slot>& slot, SimTime t, std::unique_ptr<AsyncCompletion> completion,
+                              Access* held)
 {
     Slot& s = *slot;
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
+    if (held != nullptr) (void)end_for_next(s, *held, t);
     if (s.activity != Activity::idle) {
         throw Error(errc::busy, "accessor '" + s.name + "' asked for " + describe(t) + " while it " +
                                     (s.activity == Activity::holding ? "holds an access"
@@ -335,23 +381,58 @@ AsyncTicket Core::start_async(const std::shared_ptr<Slot>& slot, SimTime t, std:
         deliveries_.push_back(std::move(d));
         return ticket;
     }
+    s.completion = std::move(completion);
+    enqueue(s, at, t, runs_inline ? Waiting::inline_system : Waiting::executor);
+    // The initiating thread steps if this request is next (no post, no
+    // handoff), and for whoever is next otherwise: its request made it wait.
+    advance(lock, &s, /*carry_for_others=*/true);
+    return ticket;
+}
+
+void Core::enqueue(Slot& s, SimTime at, SimTime requested, Waiting how)
+{
     if (s.bound_hook.is_linked()) bounds_.erase(bounds_.iterator_to(s));
     s.activity = Activity::waiting;
-    s.waiting = runs_inline ? Waiting::inline_system : Waiting::executor;
-    s.completion = std::move(completion);
+    s.waiting = how;
     s.since = WallClock::now();
     s.request_time = at;
+    s.requested = requested;
     s.last_time = at;
-    s.granted = false;
+    s.granted.store(false, std::memory_order_relaxed);
     s.step_duty = false;
     s.executor_unreachable = false;
     s.thread = std::this_thread::get_id();
     s.pending_key = Key{at.time_since_epoch().count(), s.round_at(at), s.options.priority, s.order};
     pending_.insert(s);
     arm_watchdog();
-    // The initiating thread steps if this request is next: no post, no handoff.
-    advance(lock, &s);
-    return ticket;
+}
+
+void Core::start_system(const std::shared_ptr<Slot>& slot, SimTime first, Accessor::System system)
+{
+    Slot& s = *slot;
+    Lock lock(mutex_);
+    WakeOnExit wake_on_exit{*this, lock};
+    if (s.activity != Activity::idle) {
+        throw Error(errc::busy, "accessor '" + s.name + "' started a system at " + describe(first) + " while it " +
+                                    (s.activity == Activity::holding ? "holds an access"
+                                                                     : "is waiting in a request"));
+    }
+    s.system = std::move(system);
+    s.system_end = {};
+    s.requested = first;
+    ++s.request_id; // an older request's cancellation ticket must not withdraw this one
+    const SimTime at = round(first);
+    std::error_code refusal;
+    if (!s.registered.load()) refusal = errc::not_registered;
+    else if (stopped_) refusal = stop_reason();
+    else if (at < effective_now()) refusal = errc::time_passed;
+    if (refusal) {
+        s.waiting = Waiting::system;
+        complete_async(s, refusal);
+        return;
+    }
+    enqueue(s, at, first, Waiting::system);
+    advance(lock, &s, /*carry_for_others=*/true);
 }
 
 void Core::cancel_async(Slot& s, std::uint64_t request) noexcept
@@ -370,6 +451,12 @@ void Core::cancel_async(Slot& s, std::uint64_t request) noexcept
 
 void Core::complete_async(Slot& s, std::error_code error)
 {
+    if (s.waiting == Waiting::system) {
+        s.system_end = error; // its last call says why it ends
+        systems_due_.push_back(s.shared_from_this());
+        if (!runs_systems_here()) host_waiter_.notify();
+        return;
+    }
     Delivery d;
     d.kind = Delivery::Kind::complete;
     d.slot = s.shared_from_this();
@@ -485,6 +572,8 @@ namespace {
 // instead of running it nested, so systems that re-arm never grow the stack.
 thread_local bool t_delivering = false;
 thread_local std::vector<Delivery> t_inline;
+// The persistent systems this thread runs next, in order (see flush_and_unlock).
+thread_local std::vector<std::shared_ptr<Slot>> t_systems;
 // Depth of this thread's delivery loops in flush_and_unlock (see there).
 thread_local int t_flush_depth = 0;
 
@@ -549,10 +638,15 @@ void Core::deliver(Delivery& d)
 bool Core::flush_and_unlock(Lock& lock, bool stepping)
 {
     const bool run_inline = !stepping;
+    // Inline completions and systems run in the outermost flush of a thread
+    // that does not step (a trampoline: never nested, so systems that re-arm
+    // never grow the stack); a nested or stepping flush leaves them queued.
+    const bool outermost = run_inline && !t_delivering;
+    const bool take_systems = !systems_due_.empty() && !stepping && runs_systems_here();
     // Nothing but thread wake-ups (every purely blocking grant), kept short
     // because it is on the critical path of every handoff.
-    if (deliveries_.empty() && (stepping || events_.empty() || delivering_events_) && !t_delivering &&
-        (!run_inline || t_inline.empty())) {
+    if (deliveries_.empty() && (stepping || events_.empty() || delivering_events_) && !take_systems &&
+        (!outermost || t_inline.empty())) {
         thread_local std::vector<std::shared_ptr<Slot>> wake_batch;
         wake_batch.swap(wakes_);
         const bool notify_state = state_waiters_ > 0;
@@ -565,10 +659,11 @@ bool Core::flush_and_unlock(Lock& lock, bool stepping)
         return false;
     }
     // Per-thread scratch: swapping keeps both buffers' capacity, so steady-state
-    // grants allocate nothing. Not while this thread is already delivering (the
-    // outer loop owns the scratch then: a delivery can re-enter the core, an
-    // Access dropped with its completion releasing, say): a local buffer.
-    const bool nested_flush = t_delivering || t_flush_depth > 0;
+    // grants allocate nothing. Not while this thread is inside the delivery
+    // loop below (it owns the scratch then: a delivery can re-enter the core,
+    // an Access dropped with its completion releasing, say): a local buffer.
+    // Inline completions and systems run after that loop, so they use it.
+    const bool nested_flush = t_flush_depth > 0;
     thread_local std::vector<std::shared_ptr<Slot>> scratch;
     std::vector<std::shared_ptr<Slot>> nested;
     std::vector<std::shared_ptr<Slot>>& batch = nested_flush ? nested : scratch;
@@ -577,6 +672,10 @@ bool Core::flush_and_unlock(Lock& lock, bool stepping)
     std::vector<Delivery> nested_deliveries;
     std::vector<Delivery>& others = nested_flush ? nested_deliveries : scratch_deliveries;
     if (!deliveries_.empty()) others.swap(deliveries_);
+    if (take_systems) { // to this thread's runner, in order
+        for (auto& slot : systems_due_) t_systems.push_back(std::move(slot));
+        systems_due_.clear();
+    }
     const bool notify_state = state_waiters_ > 0;
     const bool notify_paused = paused_waiters_ > 0 && quiet_locked();
     // Subscribers never run on a thread that holds the step duty: one that
@@ -585,10 +684,17 @@ bool Core::flush_and_unlock(Lock& lock, bool stepping)
     // User code runs below (subscribers, inline systems, completions); it may
     // destroy the handler and every other owner of the core (handler.hpp lets
     // callbacks call anything): the core lives until this delivery is over.
-    const std::shared_ptr<Core> keep = shared_from_this();
+    // Inside this thread's runner of inline code the outer flush keeps it.
+    std::shared_ptr<Core> keep;
+    if (!t_delivering) keep = shared_from_this();
     lock.unlock();
     for (const auto& slot : batch) slot->waiter.notify();
     batch.clear();
+    // A delivery can run core code on this thread (a job dropped by a loop
+    // that is gone hands its duty back; an Access dropped with it releases),
+    // which may grant this thread's own request or hand it the duty: wake()
+    // skips the calling thread, so the caller must look again before sleeping.
+    const bool delivered = !others.empty();
     ++t_flush_depth;
     for (Delivery& d : others) deliver(d); // inline completions wait in t_inline
     --t_flush_depth;
@@ -599,17 +705,121 @@ bool Core::flush_and_unlock(Lock& lock, bool stepping)
         lock.lock();
         deliver_events(lock); // unlocks
     }
-    if (!run_inline || t_delivering || t_inline.empty()) return events;
-    // The outermost loop of this thread: run the inline completions in order,
-    // including those that running them queues.
+    if (!outermost || (t_inline.empty() && t_systems.empty())) return events || delivered;
+    // The outermost loop of this thread: run the inline completions and the
+    // systems in order, including those that running them queues.
+    // In rounds: what a round queues goes to the other buffer of the pair, so
+    // a chain of any length reuses two buffers' capacity (no allocation).
     t_delivering = true;
-    for (std::size_t i = 0; i < t_inline.size(); ++i) {
-        Delivery d = std::move(t_inline[i]);
-        run_inline_completion(d);
+    thread_local std::vector<Delivery> inline_round;
+    thread_local std::vector<std::shared_ptr<Slot>> systems_round;
+    for (;;) {
+        if (!t_inline.empty()) {
+            inline_round.swap(t_inline);
+            for (Delivery& d : inline_round) run_inline_completion(d);
+            inline_round.clear();
+            continue;
+        }
+        if (t_systems.empty()) break;
+        systems_round.swap(t_systems);
+        for (const std::shared_ptr<Slot>& slot : systems_round) run_system_call(slot);
+        systems_round.clear();
     }
-    t_inline.clear();
     t_delivering = false;
     return true;
+}
+
+void Core::run_system_call(const std::shared_ptr<Slot>& slot)
+{
+    Slot& s = *slot;
+    if (s.system_end) { // its last call: the reason, then it is gone
+        Accessor::System system = std::move(s.system);
+        s.system = nullptr;
+        Access ended(s.system_end, s.requested);
+        s.system_end = {};
+        if (!system) return;
+        try {
+            (void)system(ended);
+        } catch (...) {
+            Lock lock(mutex_);
+            if (!failure_) failure_ = std::current_exception();
+            stop_locked();
+            flush_and_unlock(lock); // nested: queued to this thread's loop
+        }
+        return;
+    }
+    // Granted under the lock this thread took to move it here: the fields
+    // make_access reads were written before. The one Access serves every call
+    // of a chain (see below): between calls its hold is over and its sequence
+    // stale, so it releases nothing, and it is refreshed for the next grant.
+    Access access = make_access(s, slot);
+    for (;;) {
+        const std::uint64_t sequence = s.hold_sequence;
+        s.holder_thread.store(std::this_thread::get_id(), std::memory_order_relaxed);
+        std::optional<SimTime> next;
+        std::exception_ptr failure;
+        try {
+            next = s.system(access);
+        } catch (...) {
+            failure = std::current_exception();
+        }
+        auto me = std::this_thread::get_id();
+        s.holder_thread.compare_exchange_strong(me, std::thread::id{}, std::memory_order_relaxed);
+
+        Lock lock(mutex_);
+        WakeOnExit wake_on_exit{*this, lock};
+        const bool holds = s.activity == Activity::holding && s.hold_sequence == sequence;
+        const SimTime at = next ? round(*next) : SimTime{};
+        if (!failure && next && holds && access.slot_ && at < now_) {
+            failure = std::make_exception_ptr(Error(
+                errc::invalid_argument, "system '" + s.name + "' asked next for " + describe(*next) +
+                                            ", before the time it was granted, " + describe(now_)));
+        }
+        if (!failure && next && holds && !access.slot_) {
+            failure = std::make_exception_ptr(Error(errc::invalid_state, "system '" + s.name +
+                                                                             "' kept its access (moved it out of "
+                                                                             "the call) and asked again"));
+        }
+        if (failure) {
+            s.system = nullptr;
+            if (!failure_) failure_ = failure;
+            stop_locked();
+            return; // `access` releases after the unlock
+        }
+        if (!next) {
+            if (access.slot_) release(s, access.sequence_, std::nullopt, lock);
+            access.reset();
+            s.system = nullptr;
+            return;
+        }
+        if (holds && access.slot_) end_hold(s); // released and asked again in one operation
+        // As a request: refused (deregistered, revoked, stopped) is its end.
+        std::error_code refusal;
+        if (!s.registered.load()) refusal = errc::not_registered;
+        else if (stopped_) refusal = stop_reason();
+        else if (at < effective_now()) refusal = errc::time_passed;
+        if (refusal) {
+            s.waiting = Waiting::system;
+            s.requested = *next;
+            complete_async(s, refusal);
+            return;
+        }
+        enqueue(s, at, *next, Waiting::system);
+        advance(lock, &s, /*carry_for_others=*/true);
+        // The chain: if the one thing to do now is this system's next call
+        // (granted again at once or after the steps just taken here), make it
+        // here, without a trip through the flush and its queues.
+        if (systems_due_.size() != 1 || systems_due_.front().get() != &s || !runs_systems_here() ||
+            !deliveries_.empty() || !wakes_.empty() || !events_.empty() || state_waiters_ > 0 ||
+            paused_waiters_ > 0 || s.system_end || !access.slot_) {
+            return; // the flush on the way out delivers all, in order
+        }
+        systems_due_.clear(); // `slot` keeps it
+        access.granted_ = s.granted_at;
+        access.requested_ = s.requested;
+        access.sequence_ = s.hold_sequence;
+        lock.unlock();
+    }
 }
 
 // ------------------------------------------------------------ the grant engine
@@ -618,7 +828,7 @@ bool Core::flush_and_unlock(Lock& lock, bool stepping)
 // instant; if nothing holds the world and time may move towards a request (or
 // an operator's target), hands the step duty to the thread that waits for the
 // earliest request, or does it here if that is the calling thread.
-void Core::advance(Lock& lock, Slot* self)
+void Core::advance(Lock& lock, Slot* self, bool carry_for_others)
 {
     if (stopped_) return;
     grant_at_now();
@@ -635,7 +845,7 @@ void Core::advance(Lock& lock, Slot* self)
         return;
     }
     Slot* next = pending_.empty() ? nullptr : &*pending_.begin();
-    if (next != nullptr && next != self) {
+    if (next != nullptr && next != self && !carry_for_others) {
         switch (next->waiting) {
         case Waiting::thread:
             next->step_duty = true;
@@ -653,6 +863,7 @@ void Core::advance(Lock& lock, Slot* self)
             return;
         }
         case Waiting::inline_system:
+        case Waiting::system:
             break; // inline systems have no thread: the caller steps for them
         }
     }
@@ -738,7 +949,9 @@ void Core::run_steps(Lock& lock)
 
 void Core::grant_at_now()
 {
-    if (step_in_flight_) return;
+    // Stopped: every request still pending is refused, also the one a step
+    // in flight when stop() came was taking time to.
+    if (step_in_flight_ || stopped_) return;
     const std::int64_t now_ns = now_.time_since_epoch().count();
     while (!pending_.empty()) {
         Slot& s = *pending_.begin();
@@ -778,13 +991,21 @@ void Core::grant(Slot& s)
     ++grants_at_now_; // no progress by itself: grants at one instant can go on while time stands still
     s.hold_sequence = grant_sequence_++;
     ++s.grants;
+    s.granted_at = now_;
     if (s.waiting == Waiting::thread) {
         s.holder_thread.store(s.thread, std::memory_order_relaxed);
-        s.granted = true;
+        s.granted.store(true, std::memory_order_release); // last: the waiter may return without the lock
         wake(s);
         return;
     }
     s.holder_thread.store(std::thread::id{}, std::memory_order_relaxed);
+    if (s.waiting == Waiting::system) {
+        // Called by the thread that runs systems (this one, unless it is not
+        // the host's), right after the step: no completion, no Access yet.
+        systems_due_.push_back(s.shared_from_this());
+        if (!runs_systems_here()) host_waiter_.notify();
+        return;
+    }
     s.completion_queued = s.waiting == Waiting::executor;
     s.completion_abandoned = false;
     Delivery d;
@@ -941,8 +1162,8 @@ void Core::run()
     host_thread_ = std::this_thread::get_id();
     advance(lock, nullptr);
     for (;;) {
-        if (!host_inline_.empty()) {
-            // Inline completions granted on other threads: run them here.
+        if (!host_inline_.empty() || !systems_due_.empty()) {
+            // Inline completions and systems granted on other threads: run them here.
             for (Delivery& d : host_inline_) deliveries_.push_back(std::move(d));
             host_inline_.clear();
             flush_and_unlock(lock);

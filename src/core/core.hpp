@@ -53,6 +53,7 @@ enum class Waiting {
     thread,   // a thread blocked in request(): its Waiter is notified
     executor, // an asynchronous request: completed (and given step duties) on its executor
     inline_system, // an asynchronous request completed on the thread that steps
+    system,        // a persistent inline system (Accessor::run_system), called by the thread that steps
 };
 
 // One registered accessor. Owned jointly by its Accessor handle, any Access it
@@ -84,12 +85,18 @@ struct Slot : std::enable_shared_from_this<Slot> {
     // Waiting.
     SimTime request_time{};
     SimTime requested{}; // before rounding, for the Access
-    bool granted = false;
+    // Set last by the granter (release) once the grant is complete: a woken
+    // blocking requester returns the Access without taking the lock.
+    std::atomic<bool> granted{false};
+    SimTime granted_at{}; // the instant of the current (or last) grant
     bool step_duty = false; // asked to step the world on its way to its grant
     bool cancelled = false; // a blocking request's stop_token fired
     std::thread::id thread; // the requesting thread
     Waiting waiting = Waiting::thread;
+    CompletionMemory completion_memory;          // before `completion`: outlives it
     std::unique_ptr<AsyncCompletion> completion; // asynchronous requests
+    Accessor::System system;                     // a persistent inline system's body
+    std::error_code system_end;                  // why it ends (its last call), when it does
     std::uint64_t request_id = 0;                 // counts requests, for cancellation tickets
 
     // Holding. A hold outlives the registration (deregister, or the Accessor
@@ -182,7 +189,12 @@ public:
     Accessor register_accessor(std::string name, const AccessorOptions& options);
     Access request(const std::shared_ptr<Slot>& slot, SimTime t, WallTime deadline, bool try_only,
                    const std::stop_token& stop);
-    AsyncTicket start_async(const std::shared_ptr<Slot>& slot, SimTime t, std::unique_ptr<AsyncCompletion> completion);
+    // Releases `held` and requests `next` under one lock (Accessor::release_and_request).
+    Access release_and_request(const std::shared_ptr<Slot>& slot, Access& held, SimTime next, WallTime deadline,
+                               const std::stop_token& stop);
+    AsyncTicket start_async(const std::shared_ptr<Slot>& slot, SimTime t, std::unique_ptr<AsyncCompletion> completion,
+                            Access* held = nullptr);
+    void start_system(const std::shared_ptr<Slot>& slot, SimTime first, Accessor::System system);
     void cancel_async(Slot& slot, std::uint64_t request) noexcept;
     // The run of an executor completion carrying a grant (see
     // detail::CompletionScope): begin returns false if the grant was abandoned
@@ -227,8 +239,18 @@ private:
 
     void add_bound(Slot& s, SimTime bound);
     Access make_access(Slot& s, const std::shared_ptr<Slot>& slot);
-    // Ends an asynchronous request that is no longer pending with `error`.
+    // Ends an asynchronous request (or a persistent system) that is no longer
+    // pending with `error`.
     void complete_async(Slot& s, std::error_code error);
+    // Puts a request in the queue (activity waiting); the caller has checked it.
+    void enqueue(Slot& s, SimTime at, SimTime requested, Waiting how);
+    // One call of a persistent inline system, on the thread running them.
+    void run_system_call(const std::shared_ptr<Slot>& slot);
+    // True if this thread may run persistent systems (StepThread::host: the host only).
+    bool runs_systems_here() const noexcept
+    {
+        return config_.step_thread != StepThread::host || std::this_thread::get_id() == host_thread_;
+    }
     // A step duty runs on the request's executor (carry_duty) or, if the
     // executor destroys the job without running it, is handed back
     // (duty_dropped): no duty is ever lost with the job that carried it.
@@ -239,7 +261,14 @@ private:
     void deliver(Delivery& d);
     void run_inline_completion(Delivery& d);
     void remove_from_sets(Slot& s);
-    void advance(Lock& lock, Slot* self);
+    // `self`: the request the calling thread just made (it steps if that is
+    // next). `carry_for_others`: the caller waits for its own grant anyway, so
+    // it also steps for another request that is next, instead of handing the
+    // duty to that request's thread.
+    void advance(Lock& lock, Slot* self, bool carry_for_others = false);
+    Access request_locked(Lock& lock, const std::shared_ptr<Slot>& slot, SimTime t, WallTime deadline,
+                          bool try_only, const std::stop_token& stop);
+    bool end_for_next(Slot& s, Access& held, SimTime next);
     void grant_at_now();
     void grant(Slot& s);
     std::optional<SimTime> step_goal() const;
@@ -322,6 +351,7 @@ private:
     std::vector<std::shared_ptr<Slot>> wakes_; // blocking waiters to notify after the lock is released
     std::vector<Delivery> deliveries_;         // completions and step duties of asynchronous requests
     std::vector<Delivery> host_inline_; // StepThread::host: inline completions for the host thread
+    std::vector<std::shared_ptr<Slot>> systems_due_; // persistent systems granted (or ended), in order
     std::map<std::string, std::shared_ptr<Slot>, std::less<>> by_name_;
     std::uint64_t next_order_ = 0;
     std::uint64_t grant_sequence_ = 0;

@@ -110,7 +110,7 @@ std::optional<SimTime> AccessorProgram::next_request()
     return r.requested;
 }
 
-void AccessorProgram::on_outcome(std::error_code error, Access access)
+void AccessorProgram::on_outcome(std::error_code error, Access access, Access* keep)
 {
     RequestRecord& r = *current_;
     if (!access) {
@@ -155,8 +155,16 @@ void AccessorProgram::on_outcome(std::error_code error, Access access)
         r.kind_at_release = accessor_.kind();
         if (s.next) {
             r.next = s.relative ? r.granted + s.next->time_since_epoch() : *s.next;
+            const bool fusable = keep != nullptr && step_ + 1 < spec_.script.size() && *r.next >= r.granted &&
+                                 !spec_.script[step_ + 1].relative && !spec_.script[step_ + 1].switch_before &&
+                                 spec_.script[step_ + 1].request == *r.next;
             try {
-                access.release(*r.next);
+                if (fusable) {
+                    r.fused = true;
+                    *keep = std::move(access);
+                } else {
+                    access.release(*r.next);
+                }
             } catch (const Error& e) {
                 errors_.push_back(spec_.name + ": release(" + show(*r.next) + ") threw: " + e.what());
                 access.release();
@@ -387,6 +395,141 @@ private:
     Finished finished_;
 };
 
+// A thread that goes from one access to the next in one call where its script
+// allows (release(next) with next its next request), else as BlockingDriver.
+class FusedBlockingDriver final : public Driver {
+public:
+    ~FusedBlockingDriver() override { join(); }
+    void start(AccessorProgram& program) override
+    {
+        thread_ = std::thread([&program] {
+            try {
+                Access kept;
+                while (const auto t = program.next_request()) {
+                    program.noise().pause_point();
+                    Access a = kept ? program.accessor().release_and_request(std::move(kept), *t)
+                                    : program.accessor().request_access(*t);
+                    program.on_outcome(a.error(), std::move(a), &kept);
+                }
+            } catch (const std::exception& e) {
+                program.fail(std::string("exception: ") + e.what());
+            }
+            program.finish();
+        });
+    }
+    void join() override
+    {
+        if (thread_.joinable()) thread_.join();
+    }
+
+private:
+    std::thread thread_;
+};
+
+// async_release_and_request with a callback on a strand of the shared io_context.
+class FusedAsyncDriver final : public Driver {
+public:
+    explicit FusedAsyncDriver(boost::asio::io_context& io) : strand_(boost::asio::make_strand(io)) {}
+    ~FusedAsyncDriver() override { join(); }
+    void start(AccessorProgram& program) override
+    {
+        program_ = &program;
+        boost::asio::post(strand_, [this] { next(Access{}); });
+    }
+    void join() override
+    {
+        if (program_ != nullptr) finished_.wait();
+    }
+
+private:
+    void next(Access kept)
+    {
+        try {
+            const auto t = program_->next_request();
+            if (!t) {
+                program_->finish();
+                finished_.set();
+                return;
+            }
+            program_->noise().pause_point();
+            auto on_grant = boost::asio::bind_executor(strand_, [this](std::error_code e, Access a) {
+                Access keep;
+                program_->on_outcome(e, std::move(a), &keep);
+                next(std::move(keep));
+            });
+            if (kept) {
+                program_->accessor().async_release_and_request(std::move(kept), *t, std::move(on_grant));
+            } else {
+                program_->accessor().async_request_access(*t, std::move(on_grant));
+            }
+        } catch (const std::exception& e) {
+            program_->fail(std::string("exception: ") + e.what());
+            program_->finish();
+            finished_.set();
+        }
+    }
+
+    boost::asio::strand<boost::asio::io_context::executor_type> strand_;
+    AccessorProgram* program_ = nullptr;
+    Finished finished_;
+};
+
+// A persistent inline system (run_system): the engine releases and asks again
+// with the time it returns; a call whose release the script makes differently
+// releases itself and returns the next request, which the engine just asks for.
+// A refusal is its last call: it starts again for the steps left.
+class PersistentSystemDriver final : public Driver {
+public:
+    ~PersistentSystemDriver() override { join(); }
+    void start(AccessorProgram& program) override
+    {
+        program_ = &program;
+        begin();
+    }
+    void join() override
+    {
+        if (program_ != nullptr) finished_.wait();
+    }
+
+private:
+    void begin()
+    {
+        try {
+            const auto t = program_->next_request();
+            if (!t) {
+                end();
+                return;
+            }
+            program_->accessor().run_system(*t, [this](Access& a) { return call(a); });
+        } catch (const std::exception& e) {
+            program_->fail(std::string("exception: ") + e.what());
+            end();
+        }
+    }
+    std::optional<SimTime> call(Access& a)
+    {
+        if (!a) { // the last call: refused (or cancelled: asked again by begin)
+            program_->on_outcome(a.error(), std::move(a));
+            begin();
+            return std::nullopt;
+        }
+        Access keep;
+        program_->on_outcome({}, std::move(a), &keep);
+        a = std::move(keep); // empty unless kept for the engine's release and request
+        const auto t = program_->next_request();
+        if (!t) end();
+        return t;
+    }
+    void end()
+    {
+        program_->finish();
+        finished_.set();
+    }
+
+    AccessorProgram* program_ = nullptr;
+    Finished finished_;
+};
+
 } // namespace
 
 std::unique_ptr<Driver> make_driver(DriverKind kind, std::uint64_t seed, DriverContext& context)
@@ -398,6 +541,9 @@ std::unique_ptr<Driver> make_driver(DriverKind kind, std::uint64_t seed, DriverC
     case DriverKind::async_callback: return std::make_unique<AsyncCallbackDriver>(*context.io, seed);
     case DriverKind::coroutine: return std::make_unique<CoroutineDriver>(*context.io);
     case DriverKind::inline_system: return std::make_unique<InlineSystemDriver>();
+    case DriverKind::fused_blocking: return std::make_unique<FusedBlockingDriver>();
+    case DriverKind::fused_async: return std::make_unique<FusedAsyncDriver>(*context.io);
+    case DriverKind::persistent_system: return std::make_unique<PersistentSystemDriver>();
     }
     return nullptr;
 }
@@ -508,7 +654,8 @@ Observation run_on_engine(const Scenario& s, const RunOptions& options)
     auto work = boost::asio::make_work_guard(io);
     std::vector<std::thread> pool;
     const bool any_async = std::any_of(s.accessors.begin(), s.accessors.end(), [](const AccessorSpec& a) {
-        return a.driver == DriverKind::async_callback || a.driver == DriverKind::coroutine;
+        return a.driver == DriverKind::async_callback || a.driver == DriverKind::coroutine ||
+               a.driver == DriverKind::fused_async;
     });
     if (any_async) {
         for (int k = 0; k < 2; ++k) pool.emplace_back([&io] { io.run(); });
@@ -521,7 +668,10 @@ Observation run_on_engine(const Scenario& s, const RunOptions& options)
         const std::uint64_t seed = options.noise_seed * 0x9E3779B97F4A7C15ULL + i;
         // An inline system runs on the stepping thread: it yields, never sleeps.
         NoiseSpec noise = s.noise;
-        if (s.accessors[i].driver == DriverKind::inline_system) noise.sleep_percent = 0;
+        if (s.accessors[i].driver == DriverKind::inline_system ||
+            s.accessors[i].driver == DriverKind::persistent_system) {
+            noise.sleep_percent = 0;
+        }
         programs.push_back(std::make_unique<AccessorProgram>(s, i, handler, accessors[i], world, seed, noise));
         drivers.push_back(make_driver(s.accessors[i].driver, seed ^ 0x5bd1e995, driver_context));
     }

@@ -101,7 +101,11 @@ public:
     /// granted access it runs the step's body and releases. `error` is the
     /// refusal (asynchronous completions pass it apart from the Access).
     void on_outcome(Access access) { on_outcome(access.error(), std::move(access)); }
-    void on_outcome(std::error_code error, Access access);
+    /// With `keep`: a release whose next time is the next step's request (and
+    /// nothing happens in between) is not made here; the access moves to
+    /// *keep, for the driver to release and ask again in one operation
+    /// (release_and_request), which the model must not tell apart.
+    void on_outcome(std::error_code error, Access access, Access* keep = nullptr);
     /// Deregisters (the script is done, or the driver gave up) and tells the run.
     void finish() noexcept;
     /// Called by finish(), once, from the driver's thread.

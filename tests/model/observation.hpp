@@ -33,6 +33,7 @@ struct RequestRecord {
     bool world_at_granted = true; ///< world and handler time equal the granted time inside
     AccessorKind kind_at_release{};
     std::optional<SimTime> next; ///< release(next); none: plain release()
+    bool fused = false;          ///< released by the next request's release_and_request (or the system's)
     bool granted_ok() const { return !error; }
 };
 

@@ -16,6 +16,9 @@ const char* to_string(DriverKind kind)
     case DriverKind::async_callback: return "async_callback";
     case DriverKind::coroutine: return "coroutine";
     case DriverKind::inline_system: return "inline_system";
+    case DriverKind::fused_blocking: return "fused_blocking";
+    case DriverKind::fused_async: return "fused_async";
+    case DriverKind::persistent_system: return "persistent_system";
     }
     return "?";
 }
@@ -235,9 +238,10 @@ Scenario generate_scenario(std::uint64_t seed)
             }
         }
         // Every way to wait, mixed in one handler; plain blocking a little more often.
-        const DriverKind drivers[] = {DriverKind::blocking,       DriverKind::blocking,  DriverKind::blocking_timed,
-                                      DriverKind::blocking_try,   DriverKind::async_callback,
-                                      DriverKind::coroutine,      DriverKind::inline_system};
+        const DriverKind drivers[] = {DriverKind::blocking,       DriverKind::blocking,       DriverKind::blocking_timed,
+                                      DriverKind::blocking_try,   DriverKind::async_callback, DriverKind::coroutine,
+                                      DriverKind::inline_system,  DriverKind::fused_blocking, DriverKind::fused_async,
+                                      DriverKind::persistent_system};
         a.driver = g.pick(drivers);
         a.script = a.role == Role::free ? free_script(g, s) : lockstep_script(g, s, a.options, a.role == Role::switching);
         s.accessors.push_back(std::move(a));

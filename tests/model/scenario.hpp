@@ -38,10 +38,14 @@ enum class DriverKind {
     async_callback, ///< async_request_access with a callback on a shared io_context (some requests cancelled)
     coroutine,      ///< a C++20 coroutine co_awaiting async_request_access on that io_context
     inline_system,  ///< async_request_access with run_inline: completed on the stepping thread
+    fused_blocking, ///< a thread going from one access to the next with release_and_request
+    fused_async,    ///< async_release_and_request with a callback on the shared io_context
+    persistent_system, ///< Accessor::run_system: called on the stepping thread, released and asked again in one
 };
-inline constexpr DriverKind kAllDriverKinds[] = {DriverKind::blocking,       DriverKind::blocking_timed,
-                                                 DriverKind::blocking_try,   DriverKind::async_callback,
-                                                 DriverKind::coroutine,      DriverKind::inline_system};
+inline constexpr DriverKind kAllDriverKinds[] = {
+    DriverKind::blocking,       DriverKind::blocking_timed, DriverKind::blocking_try,
+    DriverKind::async_callback, DriverKind::coroutine,      DriverKind::inline_system,
+    DriverKind::fused_blocking, DriverKind::fused_async,    DriverKind::persistent_system};
 const char* to_string(DriverKind kind);
 const char* to_string(Role role);
 

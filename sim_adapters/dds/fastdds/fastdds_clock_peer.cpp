@@ -15,6 +15,11 @@
 //       every M ms until stdin closes; "done" when it stops writing. The writer
 //       lives until stdin closes.
 //
+// DDS Security (--identity DIR, an identity directory scripts/make-dds-certs
+// wrote: its cert.pem, key.pem and permissions.p7s, the CAs and the governance
+// one level up): Fast DDS's built-in plugins (PKI-DH, Access-Permissions,
+// AES-GCM-GMAC), configured by the properties of the DDS Security specification.
+//
 // Discovery on loopback without multicast: built-in transports off, one UDPv4
 // transport on 127.0.0.1, unicast metatraffic only, initial peers 127.0.0.1 for
 // participant ids 0-9, a fixed participant id (9: Cyclone's automatic indices
@@ -44,6 +49,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <mutex>
 #include <sstream>
@@ -141,6 +147,7 @@ int main(int argc, char** argv)
     double timeout_s = 30;
     int participant_id = 9;
     int depth = 1;
+    std::string identity;
     po::options_description options("options");
     options.add_options()
         ("help,h", "this help")
@@ -155,7 +162,8 @@ int main(int argc, char** argv)
         ("warm-up", po::value(&warm_up_text), "write: SEC:NANOSEC to repeat while waiting for 'go'")
         ("timeout", po::value(&timeout_s)->default_value(30), "give up after this many seconds")
         ("depth", po::value(&depth)->default_value(1), "write: history depth, keep last N (0: keep all)")
-        ("participant-id", po::value(&participant_id)->default_value(9), "RTPS participant id (ports)");
+        ("participant-id", po::value(&participant_id)->default_value(9), "RTPS participant id (ports)")
+        ("identity", po::value(&identity), "DDS Security: an identity directory of scripts/make-dds-certs");
     po::positional_options_description positional;
     positional.add("mode", 1);
     po::variables_map vm;
@@ -193,6 +201,24 @@ int main(int argc, char** argv)
     pqos.wire_protocol().default_unicast_locator_list.push_back(lo);
     pqos.wire_protocol().builtin.discovery_config.leaseDuration_announcementperiod =
         eprosima::fastrtps::Duration_t(1, 0);
+
+    if (!identity.empty()) {
+        const std::string up = identity + "/..";
+        auto& p = pqos.properties().properties();
+        // Fast DDS takes file://<absolute path>.
+        const auto file = [](const std::string& path) {
+            return "file://" + std::filesystem::absolute(path).lexically_normal().string();
+        };
+        p.emplace_back("dds.sec.auth.plugin", "builtin.PKI-DH");
+        p.emplace_back("dds.sec.auth.builtin.PKI-DH.identity_ca", file(up + "/identity_ca.pem"));
+        p.emplace_back("dds.sec.auth.builtin.PKI-DH.identity_certificate", file(identity + "/cert.pem"));
+        p.emplace_back("dds.sec.auth.builtin.PKI-DH.private_key", file(identity + "/key.pem"));
+        p.emplace_back("dds.sec.access.plugin", "builtin.Access-Permissions");
+        p.emplace_back("dds.sec.access.builtin.Access-Permissions.permissions_ca", file(up + "/permissions_ca.pem"));
+        p.emplace_back("dds.sec.access.builtin.Access-Permissions.governance", file(up + "/governance.p7s"));
+        p.emplace_back("dds.sec.access.builtin.Access-Permissions.permissions", file(identity + "/permissions.p7s"));
+        p.emplace_back("dds.sec.crypto.plugin", "builtin.AES-GCM-GMAC");
+    }
 
     auto* factory = fdds::DomainParticipantFactory::get_instance();
     fdds::DomainParticipant* participant = factory->create_participant(domain, pqos);

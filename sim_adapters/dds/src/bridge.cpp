@@ -1,3 +1,4 @@
+#include "admission.hpp"
 #include "remote_dds.hpp"
 
 #include <simsync/asio.hpp>
@@ -125,6 +126,10 @@ struct Bridge::Impl {
     };
     std::map<std::string, Revoked> revoked;
     std::vector<Outgoing> waiting_for_match; // in the order written
+    // Announces refused, by name and incarnation, with the answer: their
+    // repeats get it again. At most kRefusedKept (then forgotten at once).
+    static constexpr std::size_t kRefusedKept = 256;
+    std::map<std::pair<std::string, std::uint64_t>, std::pair<remote::WelcomeRefusal, std::string>> refused;
     bool closing = false;
 
     // What other threads may ask.
@@ -136,7 +141,14 @@ struct Bridge::Impl {
     // subscription): the waits end.
     bool handler_stopped = false;
 
-    Impl(SimSyncHandler& h, std::shared_ptr<Participant> p, BridgeConfig c) : handler(h), participant(std::move(p)), config(std::move(c)) {}
+    // Who may speak, and for whom (admission.hpp).
+    detail::Admission admission;
+
+    Impl(SimSyncHandler& h, std::shared_ptr<Participant> p, BridgeConfig c)
+        : handler(h), participant(std::move(p)), config(std::move(c)),
+          admission(config.partition, config.allowed_names, config.max_participants)
+    {
+    }
 
     void start();
     void close();
@@ -149,7 +161,7 @@ struct Bridge::Impl {
             f(stats);
             stats.rejected = inbox.rejections();
             for (std::size_t i = 0; i < remote::kRejectionCount; ++i) {
-                stats.rejected.by_reason[i] += decode_rejections.by_reason[i];
+                stats.rejected.by_reason[i] += decode_rejections.by_reason[i] + admission_rejections.by_reason[i];
             }
         }
         changed.notify_all();
@@ -249,15 +261,22 @@ struct Bridge::Impl {
     void refuse_announce(const remote::HostMessage& m, const remote::Announce& a, remote::WelcomeRefusal why,
                          std::string text)
     {
+        // Its repeats get the same answer, uncounted (repeated_announce).
+        if (refused.size() >= kRefusedKept) refused.clear();
+        refused[{m.participant, m.incarnation}] = {why, text};
+        update([](BridgeStats& st) { ++st.refused_announces; });
+        send_refusal(m, a, why, std::move(text));
+    }
+
+    void send_refusal(const remote::HostMessage& m, const remote::Announce& a, remote::WelcomeRefusal why,
+                      std::string text)
+    {
         const WriterKey key{m.participant, m.incarnation};
         Outgoing o;
         try {
             o.via = writer_for(key);
         } catch (const Error&) {
-            update([](BridgeStats& st) {
-                ++st.refused_announces;
-                ++st.write_failures;
-            });
+            update([](BridgeStats& st) { ++st.write_failures; });
             return;
         }
         o.reader = a.reply_reader;
@@ -267,9 +286,25 @@ struct Bridge::Impl {
         o.kind = remote::ToParticipantKind::welcome;
         o.error = static_cast<std::int32_t>(why);
         o.text = std::move(text);
-        update([](BridgeStats& st) { ++st.refused_announces; });
         send(std::move(o), nullptr);
         keep_writer(key); // a refused incarnation is never registered
+    }
+
+    // A participant repeats its announce until it is welcomed (RemoteAccessor:
+    // the host's reader may have matched it after the first). A repeat of one
+    // admitted is not news (its welcome is sent or held for its reader); one
+    // refused is answered again. True if `m` was such a repeat.
+    bool repeated_announce(const remote::HostMessage& m)
+    {
+        if (m.kind() != remote::ToHostKind::announce) return false;
+        if (const auto it = remotes.find(m.participant);
+            it != remotes.end() && it->second->info.incarnation == m.incarnation) {
+            return true;
+        }
+        const auto it = refused.find({m.participant, m.incarnation});
+        if (it == refused.end()) return false;
+        send_refusal(m, std::get<remote::Announce>(m.body), it->second.first, it->second.second);
+        return true;
     }
 
     // --------------------------------------------------------- reading
@@ -303,6 +338,14 @@ struct Bridge::Impl {
             return;
         }
         const remote::HostMessage& m = *decoded.message;
+        // Before the inbox: a message another participant sent for this name
+        // must not advance its sequence.
+        if (!speaks_for(m.participant, writer_handle)) {
+            admission_rejections.add(remote::Rejection::not_its_name);
+            update([](BridgeStats&) {});
+            return;
+        }
+        if (repeated_announce(m)) return;
         const auto verdict = inbox.accept(m);
         using V = remote::HostInbox::Verdict;
         switch (verdict.verdict) {
@@ -310,7 +353,17 @@ struct Bridge::Impl {
             if (verdict.rejection == remote::Rejection::unknown_participant) answer_revoked(m);
             update([](BridgeStats&) {});
             return;
-        case V::new_announce: on_announce(m, std::get<remote::Announce>(m.body), writer_handle); return;
+        case V::new_announce:
+            if (const auto why = admission.refuse_announce(m.participant, remotes.size())) {
+                admission_rejections.add(*why);
+                refuse_announce(m, std::get<remote::Announce>(m.body),
+                                *why == remote::Rejection::name_not_allowed ? remote::WelcomeRefusal::not_allowed
+                                                                            : remote::WelcomeRefusal::participant_limit,
+                                admission.refusal_text(m.participant, *why));
+                return;
+            }
+            on_announce(m, std::get<remote::Announce>(m.body), writer_handle);
+            return;
         case V::taken_name: {
             if (const auto it = remotes.find(m.participant); it != remotes.end() && it->second->lost) {
                 // A new incarnation of a participant lost under the pause
@@ -355,6 +408,14 @@ struct Bridge::Impl {
                 }
             },
             m.body);
+    }
+
+    // Whether the writer `writer_handle` may speak for `name`: the one that
+    // announced it (checked then), or one in its own partition.
+    bool speaks_for(const std::string& name, dds_instance_handle_t writer_handle) const
+    {
+        if (const auto it = remotes.find(name); it != remotes.end() && it->second->writer == writer_handle) return true;
+        return admission.speaks_for(reader.get(), writer_handle, name);
     }
 
     // A writer in `partition` on the participant-bound topic; its matches
@@ -861,6 +922,7 @@ struct Bridge::Impl {
     }
 
     remote::RejectionCounts decode_rejections; // loop thread
+    remote::RejectionCounts admission_rejections; // loop thread
 };
 
 void Bridge::Impl::start()
@@ -870,7 +932,8 @@ void Bridge::Impl::start()
     to_participant_topic = detail::create_to_participant_topic(pp);
     alive_writer = create_writer(remote::host_partition(config.partition, incarnation), config.lease);
 
-    const detail::QosPtr rq = detail::make_remote_qos(config.partition, detail::Side::reader);
+    // Every participant's own partition: where it alone may write (admission.hpp).
+    const detail::QosPtr rq = detail::make_remote_qos(admission.reader_partition(), detail::Side::reader);
     dds_listener_t* rl = dds_create_listener(this);
     dds_lset_data_available(rl, &on_data_available);
     dds_lset_liveliness_changed(rl, &on_liveliness_changed);
@@ -934,7 +997,7 @@ Bridge::Bridge(SimSyncHandler& handler, std::shared_ptr<Participant> participant
                Executor executor)
 {
     if (!participant) throw Error(errc::invalid_argument, "Bridge: the participant is null");
-    if (config.partition.empty()) throw Error(errc::invalid_argument, "Bridge: the partition is empty");
+    detail::check_partition(config.partition, "Bridge");
     detail::check_lease(config.lease, "Bridge");
     impl_ = std::make_shared<Impl>(handler, std::move(participant), std::move(config));
     if (!executor) {

@@ -71,6 +71,10 @@ QosPtr make_qos(const Qos& qos, Side side);
 /// The Clock_ topic `name` in `participant`.
 Entity create_clock_topic(dds_entity_t participant, const std::string& name);
 
+/// Why the file at `path` cannot be read now (empty: it can, and is not
+/// empty): "'<path>' cannot be read: <reason>", "... is not a regular file", ...
+std::string why_unreadable(const std::string& path);
+
 /// Number of readers matched by `writer` / writers matched by `reader`.
 std::size_t matched_readers(dds_entity_t writer);
 std::size_t matched_writers(dds_entity_t reader);

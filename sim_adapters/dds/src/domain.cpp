@@ -5,6 +5,10 @@
 
 #include <arpa/inet.h>
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <string>
@@ -35,6 +39,53 @@ Network parse_network(const std::string& name)
     if (name == "system") return Network::system;
     if (name == "loopback") return Network::loopback;
     throw Error(errc::invalid_argument, "DDS network must be 'system' or 'loopback', got '" + name + "'");
+}
+
+namespace {
+
+// The fields of SecurityFiles with their names (as in the `security:` block).
+template <class F>
+void for_each_security_file(const SecurityFiles& s, F&& f)
+{
+    f("identity_ca", s.identity_ca);
+    f("certificate", s.certificate);
+    f("private_key", s.private_key);
+    f("permissions_ca", s.permissions_ca);
+    f("governance", s.governance);
+    f("permissions", s.permissions);
+}
+
+} // namespace
+
+namespace detail {
+
+std::string why_unreadable(const std::string& path)
+{
+    if (path.empty()) return "no file given";
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (!std::filesystem::exists(status)) return "'" + path + "' cannot be read: no such file";
+    if (ec) return "'" + path + "' cannot be read: " + ec.message();
+    if (!std::filesystem::is_regular_file(status)) return "'" + path + "' is not a regular file";
+    errno = 0;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        const int err = errno;
+        return "'" + path + "' cannot be read: " + (err != 0 ? std::strerror(err) : "open failed");
+    }
+    if (in.peek() == std::ifstream::traits_type::eof()) return "'" + path + "' is empty";
+    return {};
+}
+
+} // namespace detail
+
+void check_security_files(const SecurityFiles& files)
+{
+    for_each_security_file(files, [](const char* field, const std::string& path) {
+        if (const std::string why = detail::why_unreadable(path); !why.empty()) {
+            throw Error(errc::invalid_argument, std::string("DDS security: ") + field + ": " + why);
+        }
+    });
 }
 
 DomainConfig DomainConfig::loopback(std::uint32_t id)
@@ -77,6 +128,16 @@ void validate(const DomainConfig& c)
     }
     for (const std::string& peer : c.peers) {
         if (peer.empty()) throw Error(errc::invalid_argument, "a DDS discovery peer must not be empty");
+    }
+    if (c.security && c.id > kMaxSecuredDomainId) {
+        throw Error(errc::invalid_argument, "DDS domain id must be 0.." + std::to_string(kMaxSecuredDomainId) +
+                                                " with DDS Security, got " + std::to_string(c.id) +
+                                                " (governance and permissions documents take no id above it)");
+    }
+    if (c.security) {
+        for_each_security_file(*c.security, [](const char* field, const std::string& path) {
+            if (path.empty()) throw Error(errc::invalid_argument, std::string("DDS security: ") + field + ": no file given");
+        });
     }
 }
 
@@ -159,6 +220,7 @@ std::string describe(const DomainConfig& c)
     if (!c.tag.empty()) s += ", tag '" + c.tag + "'";
     if (c.lease_duration > SimDuration::zero()) s += ", lease " + format_seconds(c.lease_duration) + " s";
     if (!c.extra_xml.empty()) s += ", extra XML";
+    if (c.security) s += ", DDS Security with certificate '" + c.security->certificate + "'";
     return s;
 }
 
@@ -197,6 +259,37 @@ void release_domain(std::uint32_t id) noexcept
     }
 }
 
+// "file:" and the absolute path: Cyclone's plugins read URIs, and a relative
+// path would depend on the working directory of whoever reads the log.
+std::string file_uri(const std::string& path)
+{
+    return "file:" + std::filesystem::absolute(path).lexically_normal().string();
+}
+
+// The participant QoS that turns Cyclone's DDS Security plugins on with `s`
+// (the properties of the OMG DDS Security specification, section 9; the
+// plugin libraries are Cyclone's built-in ones).
+detail::QosPtr security_qos(const SecurityFiles& s)
+{
+    detail::QosPtr q(dds_create_qos());
+    dds_qset_prop(q.get(), "dds.sec.auth.library.path", "dds_security_auth");
+    dds_qset_prop(q.get(), "dds.sec.auth.library.init", "init_authentication");
+    dds_qset_prop(q.get(), "dds.sec.auth.library.finalize", "finalize_authentication");
+    dds_qset_prop(q.get(), "dds.sec.auth.identity_ca", file_uri(s.identity_ca).c_str());
+    dds_qset_prop(q.get(), "dds.sec.auth.identity_certificate", file_uri(s.certificate).c_str());
+    dds_qset_prop(q.get(), "dds.sec.auth.private_key", file_uri(s.private_key).c_str());
+    dds_qset_prop(q.get(), "dds.sec.crypto.library.path", "dds_security_crypto");
+    dds_qset_prop(q.get(), "dds.sec.crypto.library.init", "init_crypto");
+    dds_qset_prop(q.get(), "dds.sec.crypto.library.finalize", "finalize_crypto");
+    dds_qset_prop(q.get(), "dds.sec.access.library.path", "dds_security_ac");
+    dds_qset_prop(q.get(), "dds.sec.access.library.init", "init_access_control");
+    dds_qset_prop(q.get(), "dds.sec.access.library.finalize", "finalize_access_control");
+    dds_qset_prop(q.get(), "dds.sec.access.permissions_ca", file_uri(s.permissions_ca).c_str());
+    dds_qset_prop(q.get(), "dds.sec.access.governance", file_uri(s.governance).c_str());
+    dds_qset_prop(q.get(), "dds.sec.access.permissions", file_uri(s.permissions).c_str());
+    return q;
+}
+
 } // namespace
 
 struct Participant::Impl {
@@ -207,11 +300,24 @@ struct Participant::Impl {
 Participant::Participant(const DomainConfig& config) : impl_(std::make_unique<Impl>())
 {
     impl_->config = config;
+    // Named at once, before Cyclone, whose own report goes to its log only.
+    if (config.security) check_security_files(*config.security);
     acquire_domain(config);
-    const dds_entity_t p = dds_create_participant(config.id, nullptr, nullptr);
+    detail::QosPtr qos = config.security ? security_qos(*config.security) : nullptr;
+    const dds_entity_t p = dds_create_participant(config.id, qos.get(), nullptr);
     if (p < 0) {
         release_domain(config.id);
-        detail::fail(p, "creating a DDS participant in domain " + std::to_string(config.id));
+        std::string what = "creating a DDS participant in domain " + std::to_string(config.id);
+        if (config.security) {
+            const SecurityFiles& s = *config.security;
+            what += " with DDS Security (certificate '" + s.certificate + "', identity CA '" + s.identity_ca +
+                    "', permissions '" + s.permissions + "', governance '" + s.governance + "', permissions CA '" +
+                    s.permissions_ca + "': Cyclone's log on stderr names what it refused: a certificate its CA did "
+                                       "not sign or that expired, a key that is not the certificate's, a document "
+                                       "not signed by the permissions CA, permissions for another subject or "
+                                       "without this domain)";
+        }
+        detail::fail(p, what);
     }
     impl_->participant = p;
 }

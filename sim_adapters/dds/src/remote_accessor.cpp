@@ -113,21 +113,23 @@ struct RemoteState {
     }
 
     // Writes one message with the next sequence number; returns it (0 if not written).
+    // `again`: write the message of that sequence number once more (the
+    // announce, repeated until welcomed) instead of the next one.
     std::uint64_t write(remote::ToHostKind kind, const std::function<void(remote::ToHostWire&)>& fill,
-                        const std::function<void(std::uint64_t)>& before_write = {})
+                        const std::function<void(std::uint64_t)>& before_write = {}, std::uint64_t again = 0)
     {
         std::lock_guard<std::mutex> guard(write_mutex);
         if (left) return 0;
         remote::ToHostWire w;
         w.participant = name;
         w.incarnation = incarnation;
-        w.seq = out_seq + 1;
+        w.seq = again != 0 ? again : out_seq + 1;
         w.kind = static_cast<std::uint8_t>(kind);
         fill(w);
         if (before_write) before_write(w.seq);
         const simsync_remote_ToHost s = sample_of(w);
         if (dds_write(writer.get(), &s) < 0) return 0;
-        ++out_seq;
+        if (again == 0) ++out_seq;
         return w.seq;
     }
 
@@ -341,6 +343,7 @@ RemoteAccessor::RemoteAccessor(std::shared_ptr<Participant> participant, std::st
         throw Error(errc::invalid_argument, "RemoteAccessor: " + why);
     }
     detail::check_lease(config.lease, "RemoteAccessor '" + name + "'");
+    detail::check_partition(config.partition, "RemoteAccessor '" + name + "'");
     if (options.lookahead < SimDuration::zero()) {
         throw Error(errc::invalid_argument, "RemoteAccessor '" + name + "': negative lookahead");
     }
@@ -355,15 +358,21 @@ RemoteAccessor::RemoteAccessor(std::shared_ptr<Participant> participant, std::st
     const dds_entity_t pp = s.participant->native_handle();
     s.to_host_topic = detail::create_to_host_topic(pp);
     s.to_participant_topic = detail::create_to_participant_topic(pp);
-    const detail::QosPtr wq = detail::make_remote_qos(s.config.partition, detail::Side::writer, s.config.lease);
+    // In its own partition, the only one the host believes it in (with DDS
+    // Security: the one its permissions grant; admission.hpp).
+    const std::string own = remote::participant_partition(s.config.partition, s.name);
+    const detail::QosPtr wq = detail::make_remote_qos(own, detail::Side::writer, s.config.lease);
     s.writer = detail::Entity(detail::check(dds_create_writer(pp, s.to_host_topic.get(), wq.get(), nullptr),
-                                            "creating the RemoteAccessor's DDS writer"));
+                                            "creating the RemoteAccessor's DDS writer in partition '" + own +
+                                                "' (with DDS Security: do its permissions grant publishing "
+                                                "simsync/remote/to_host there?)"));
     detail::check(dds_set_status_mask(s.writer.get(), DDS_PUBLICATION_MATCHED_STATUS),
                   "enabling the matched status of the RemoteAccessor's writer");
-    // Its own partition carries all the host writes to it, the refusal of its
-    // announce included, through a writer made for this incarnation: nobody
-    // else's traffic reaches this process, and no host writer is matched by
-    // another incarnation's reader (a dead one would hold it up).
+    // What the host writes to this incarnation, the refusal of its announce
+    // included, comes in a partition of its own, through a writer the host
+    // made for it: nobody else's traffic reaches this process, no host writer
+    // is matched by another incarnation's reader (a dead one would hold it
+    // up), and with DDS Security no other identity may read it.
     const detail::QosPtr rq = detail::make_remote_qos(
         remote::participant_partition(s.config.partition, s.name, s.incarnation), detail::Side::reader);
     dds_listener_t* listener = dds_create_listener(&s);
@@ -381,19 +390,34 @@ RemoteAccessor::RemoteAccessor(std::shared_ptr<Participant> participant, std::st
                                          std::to_string(s.participant->config().id) + ", partition '" +
                                          s.config.partition + "' within the join timeout");
     }
-    const std::uint64_t seq = s.write(remote::ToHostKind::announce, [&](remote::ToHostWire& m) {
+    const auto announce = [&](remote::ToHostWire& m) {
         m.accessor_kind = options.kind == AccessorKind::lockstep ? 0 : 1;
         m.access_mode = options.mode == AccessMode::exclusive ? 0 : 1;
         m.priority = options.priority;
         m.time = options.first_request.time_since_epoch().count();
         m.lookahead = options.lookahead.count();
         m.reply_reader = detail::guid_bytes(guid);
-    });
+    };
+    const std::uint64_t seq = s.write(remote::ToHostKind::announce, announce);
     if (seq == 0) throw Error(errc::invalid_state, "RemoteAccessor '" + name + "': writing the announce failed");
 
+    // The writer's match is this side's: the host's reader may not have
+    // matched it yet (with DDS Security the two sides' matches can be far
+    // apart), or the reader matched may not be a host's, and a volatile reader
+    // never gets what was written before it matched. So the announce is
+    // repeated until a welcome comes; the host ignores repeats of one it has
+    // admitted or refused.
     std::unique_lock<std::mutex> lock(s.mutex);
-    if (!s.changed.wait_until(lock, deadline, [&] { return s.welcome.has_value(); })) {
-        throw Error(errc::timed_out, "RemoteAccessor '" + name + "': the host did not answer within the join timeout");
+    for (;;) {
+        const WallTime next = std::min(deadline, WallClock::now() + detail::kReannouncePeriod);
+        if (s.changed.wait_until(lock, next, [&] { return s.welcome.has_value(); })) break;
+        if (WallClock::now() >= deadline) {
+            throw Error(errc::timed_out,
+                        "RemoteAccessor '" + name + "': the host did not answer within the join timeout");
+        }
+        lock.unlock();
+        s.write(remote::ToHostKind::announce, announce, {}, seq);
+        lock.lock();
     }
     if (s.welcome->refusal != remote::WelcomeRefusal::none) {
         const errc code = s.welcome->refusal == remote::WelcomeRefusal::duplicate_name ? errc::duplicate_name

@@ -34,6 +34,15 @@ void check_lease(WallClock::duration lease, const std::string& what)
     }
 }
 
+void check_partition(const std::string& partition, const std::string& what)
+{
+    if (partition.empty()) throw Error(errc::invalid_argument, what + ": the partition is empty");
+    if (partition.find_first_of("*?") != std::string::npos) {
+        throw Error(errc::invalid_argument, what + ": the partition '" + partition +
+                                                "' has a wildcard ('*' or '?'), which would match other partitions");
+    }
+}
+
 QosPtr make_remote_qos(const std::string& partition, Side side, WallClock::duration lease)
 {
     return make_remote_qos(std::vector<std::string>{partition}, side, lease);

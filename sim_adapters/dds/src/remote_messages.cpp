@@ -14,6 +14,8 @@ const char* to_string(WelcomeRefusal r) noexcept
     case WelcomeRefusal::none: return "none";
     case WelcomeRefusal::duplicate_name: return "duplicate_name";
     case WelcomeRefusal::invalid: return "invalid";
+    case WelcomeRefusal::not_allowed: return "not_allowed";
+    case WelcomeRefusal::participant_limit: return "participant_limit";
     }
     return "?";
 }
@@ -33,6 +35,9 @@ const char* to_string(Rejection r) noexcept
     case Rejection::other_participant: return "other_participant";
     case Rejection::wrong_host: return "wrong_host";
     case Rejection::not_welcomed: return "not_welcomed";
+    case Rejection::name_not_allowed: return "name_not_allowed";
+    case Rejection::participant_limit: return "participant_limit";
+    case Rejection::not_its_name: return "not_its_name";
     }
     return "?";
 }
@@ -78,7 +83,7 @@ std::string host_partition(std::string_view partition, std::uint64_t host_incarn
     return out;
 }
 
-std::string participant_partition(std::string_view partition, std::string_view name, std::uint64_t incarnation)
+std::string participant_partition(std::string_view partition, std::string_view name)
 {
     std::string out(partition);
     out += '/';
@@ -93,6 +98,12 @@ std::string participant_partition(std::string_view partition, std::string_view n
             out += kHex[b & 0xF];
         }
     }
+    return out;
+}
+
+std::string participant_partition(std::string_view partition, std::string_view name, std::uint64_t incarnation)
+{
+    std::string out = participant_partition(partition, name);
     out += '/';
     append_hex(out, incarnation);
     return out;
@@ -209,6 +220,8 @@ Decoded<ParticipantMessage> decode(const ToParticipantWire& w)
         case 0: wel.refusal = WelcomeRefusal::none; break;
         case 1: wel.refusal = WelcomeRefusal::duplicate_name; break;
         case 2: wel.refusal = WelcomeRefusal::invalid; break;
+        case 3: wel.refusal = WelcomeRefusal::not_allowed; break;
+        case 4: wel.refusal = WelcomeRefusal::participant_limit; break;
         default: return refuse<ParticipantMessage>(Rejection::bad_field);
         }
         const auto text = terminated(w.text);

@@ -1,12 +1,65 @@
+#include "cyclone.hpp"
+
 #include <simsync/dds/scenario.hpp>
 #include <simsync/error.hpp>
 
+#include <filesystem>
 #include <limits>
+#include <optional>
 #include <string>
 
 namespace simsync::dds {
 
 namespace detail {
+
+namespace {
+
+// A path as written at `n`, relative to the directory of the file `n` came
+// from (when it came from a file; else to the working directory), made
+// absolute, so that the configuration means the same from any directory.
+std::string resolve_path(const ConfigNode& n)
+{
+    const std::string text = n.as_string();
+    if (text.empty()) n.fail("expected a file path, got an empty string");
+    std::filesystem::path p(text);
+    if (p.is_relative()) {
+        std::error_code ec;
+        const std::filesystem::path file(n.file());
+        if (std::filesystem::is_regular_file(file, ec)) p = file.parent_path() / p;
+    }
+    return std::filesystem::absolute(p).lexically_normal().string();
+}
+
+// The six files of the block at `n` (a map), each required and readable now.
+SecurityFiles read_security_block(const ConfigNode& n)
+{
+    n.allow_only({"identity_ca", "certificate", "private_key", "permissions_ca", "governance", "permissions"});
+    SecurityFiles s;
+    const auto file = [&](const char* key, std::string& out) {
+        const ConfigNode v = n.at(key);
+        out = resolve_path(v);
+        if (const std::string why = why_unreadable(out); !why.empty()) v.fail(why);
+    };
+    file("identity_ca", s.identity_ca);
+    file("certificate", s.certificate);
+    file("private_key", s.private_key);
+    file("permissions_ca", s.permissions_ca);
+    file("governance", s.governance);
+    file("permissions", s.permissions);
+    return s;
+}
+
+} // namespace
+
+SecurityFiles read_security(const ConfigNode& n)
+{
+    if (!n.is_scalar()) return read_security_block(n);
+    // A path: a YAML file holding the block (what scripts/make-dds-certs writes).
+    const std::string path = resolve_path(n);
+    if (const std::string why = why_unreadable(path); !why.empty()) n.fail("the DDS security file " + why);
+    // Its own errors name its own file:line:column.
+    return read_security_block(ConfigNode::load_file(path));
+}
 
 void read_domain_keys(const ConfigNode& node, DomainConfig& domain)
 {
@@ -28,16 +81,31 @@ void read_domain_keys(const ConfigNode& node, DomainConfig& domain)
         }
     }
     if (auto n = node.find("tag")) domain.tag = n->as_string();
+    if (auto n = node.find("security")) {
+        domain.security = read_security(*n);
+        if (domain.id > kMaxSecuredDomainId) {
+            node.fail_key("domain", "expected a DDS domain id 0.." + std::to_string(kMaxSecuredDomainId) +
+                                        " with `security` (governance and permissions take no id above it), got " +
+                                        std::to_string(domain.id));
+        }
+    }
 }
 
 } // namespace detail
+
+SecurityFiles parse_security(const ConfigNode& node) { return detail::read_security(node); }
+
+SecurityFiles load_security_file(const std::string& path)
+{
+    return detail::read_security_block(ConfigNode::load_file(path));
+}
 
 Ros2SinkSettings parse_ros2_sink(const ConfigNode& node)
 {
     Ros2SinkSettings s;
     if (node.is_null()) return s;
-    node.allow_only({"domain", "network", "interface", "peers", "tag", "topic", "reliability", "durability", "depth",
-                     "repeat_while_paused"});
+    node.allow_only({"domain", "network", "interface", "peers", "tag", "security", "topic", "reliability", "durability",
+                     "depth", "repeat_while_paused"});
     detail::read_domain_keys(node, s.domain);
     if (auto n = node.find("topic")) {
         s.sink.topic = n->as_string();

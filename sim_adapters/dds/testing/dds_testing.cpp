@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <filesystem>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -79,6 +80,68 @@ DomainConfig DomainLease::config(bool tagged) const
 {
     DomainConfig c = DomainConfig::loopback(id_);
     if (tagged) c.tag = tag_;
+    return c;
+}
+
+// -------------------------------------------------------- TestCertificates
+
+std::string TestCertificates::script() { return SIMSYNC_MAKE_DDS_CERTS; }
+
+TestCertificates::TestCertificates(const std::vector<std::string>& roles, const std::vector<std::string>& options)
+{
+    char pattern[] = "/tmp/simsync-dds-certs-XXXXXX";
+    if (::mkdtemp(pattern) == nullptr) throw std::runtime_error("TestCertificates: mkdtemp failed");
+    dir_ = pattern;
+    std::vector<std::string> argv{script()};
+    argv.insert(argv.end(), options.begin(), options.end());
+    argv.push_back(dir_);
+    argv.insert(argv.end(), roles.begin(), roles.end());
+    ChildProcess child(argv);
+    child.close_stdin();
+    const bool ended = child.read_to_end(std::chrono::seconds(60));
+    const std::optional<int> status = ended ? child.wait(std::chrono::seconds(10)) : std::nullopt;
+    if (status != 0) {
+        std::string out;
+        for (const std::string& line : child.lines()) out += "\n  " + line;
+        throw std::runtime_error("TestCertificates: " + script() + " failed (exit " +
+                                 (status ? std::to_string(*status) : std::string("?")) + ")" + out);
+    }
+    output_ = child.lines();
+}
+
+std::string TestCertificates::handshake_key(const std::string& name) const
+{
+    const std::string file = security_file(name) + " ";
+    const std::string key = "handshake key ";
+    for (const std::string& line : output_) {
+        const auto at = line.find(key);
+        if (line.rfind(file, 0) == 0 && at != std::string::npos) return line.substr(at + key.size(), 12);
+    }
+    return {};
+}
+
+TestCertificates::~TestCertificates()
+{
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+}
+
+SecurityFiles TestCertificates::files(const std::string& name) const
+{
+    SecurityFiles s;
+    s.identity_ca = dir_ + "/identity_ca.pem";
+    s.certificate = identity_dir(name) + "/cert.pem";
+    s.private_key = identity_dir(name) + "/key.pem";
+    s.permissions_ca = dir_ + "/permissions_ca.pem";
+    s.governance = dir_ + "/governance.p7s";
+    s.permissions = identity_dir(name) + "/permissions.p7s";
+    return s;
+}
+
+DomainConfig TestCertificates::secured(const DomainLease& lease, const std::string& name) const
+{
+    DomainConfig c = lease.config(false);
+    c.security = files(name);
     return c;
 }
 

@@ -20,6 +20,8 @@ namespace simsync::dds::testing {
 /// recommended 0-101, so a developer's ROS 2 nodes are not disturbed.
 inline constexpr std::uint32_t kFirstTestDomain = 215;
 inline constexpr std::uint32_t kLastTestDomain = 232;
+/// The last one for tests with DDS Security (kMaxSecuredDomainId).
+inline constexpr std::uint32_t kLastSecuredTestDomain = kMaxSecuredDomainId;
 
 /// A DDS domain id that this process holds exclusively, among all processes of
 /// the machine that lease ids through this class, for the life of the object:
@@ -28,6 +30,7 @@ inline constexpr std::uint32_t kLastTestDomain = 232;
 /// by a crash). Parallel ctest runs therefore never share a domain, and a test's
 /// peers in other processes get the id on their command line.
 /// Copy/move: neither. Thread safety: construct and destroy on one thread.
+
 class DomainLease {
 public:
     /// Takes a free id in [first, last], trying from a pid-dependent start;
@@ -51,6 +54,47 @@ private:
     std::uint32_t id_ = 0;
     int fd_ = -1;
     std::string tag_;
+};
+
+/// Throwaway DDS Security material for one test: a temporary directory filled
+/// by scripts/make-dds-certs (two fresh CAs, a signed governance, and per
+/// identity a certificate, key and signed permissions) and removed again. No
+/// secret is kept in the repository; every run has its own CAs.
+/// Copy/move: neither. Thread safety: construct and destroy on one thread.
+class TestCertificates {
+public:
+    /// Runs make-dds-certs with `roles` ("host:host", "participant:controller",
+    /// ...; see the script) and `options` (e.g. {"--partition", "p"}).
+    /// @throws std::runtime_error if the script is missing or fails.
+    explicit TestCertificates(const std::vector<std::string>& roles, const std::vector<std::string>& options = {});
+    ~TestCertificates();
+    TestCertificates(const TestCertificates&) = delete;
+    TestCertificates& operator=(const TestCertificates&) = delete;
+
+    /// The directory the script wrote.
+    const std::string& dir() const noexcept { return dir_; }
+    /// The directory of identity `name`.
+    std::string identity_dir(const std::string& name) const { return dir_ + "/" + name; }
+    /// Its security.yaml (what --security takes).
+    std::string security_file(const std::string& name) const { return identity_dir(name) + "/security.yaml"; }
+    /// Its six files.
+    SecurityFiles files(const std::string& name) const;
+    /// A loopback domain on `lease`'s id (no tag: all these tests must also
+    /// run against Fast DDS) secured as `name`. The lease must be of an id up
+    /// to kLastSecuredTestDomain.
+    DomainConfig secured(const DomainLease& lease, const std::string& name) const;
+
+    /// The handshake key make-dds-certs printed for identity `name` (the first
+    /// bytes of its GUID prefix, in hex: of two participants, the lower
+    /// starts the authentication handshake). Empty if unknown.
+    std::string handshake_key(const std::string& name) const;
+
+    /// Where make-dds-certs is (the source tree's scripts/, fixed at build time).
+    static std::string script();
+
+private:
+    std::string dir_;
+    std::vector<std::string> output_; // the script's lines
 };
 
 /// A program run as a child process: stdout read line by line through a pipe,

@@ -33,6 +33,7 @@ int main(int argc, char** argv)
     std::string interface;
     std::vector<std::string> peers;
     std::string tag;
+    std::string security;
     std::vector<std::string> expect;
     double timeout_s = 0;
     po::options_description options("simsync_remote_host: a host of remote participants for tests");
@@ -42,6 +43,8 @@ int main(int argc, char** argv)
         ("interface", po::value(&interface)->default_value(""), "network interface (name or address); empty: loopback")
         ("peer", po::value(&peers)->composing(), "a unicast discovery peer (repeatable)")
         ("tag", po::value(&tag)->default_value(""), "Cyclone discovery tag")
+        ("security", po::value(&security)->default_value(""),
+         "DDS Security: a YAML file with the security block (scripts/make-dds-certs writes one)")
         ("expect", po::value(&expect)->composing()->required(), "a participant to start with (repeatable)")
         ("timeout", po::value(&timeout_s)->default_value(60.0), "seconds to wait for the participants, and for them to leave");
     po::variables_map vm;
@@ -57,7 +60,7 @@ int main(int argc, char** argv)
         return 2;
     }
     try {
-        auto participant = sd::Participant::create(sd::test_programs::domain_of(domain, interface, peers, tag));
+        auto participant = sd::Participant::create(sd::test_programs::domain_of(domain, interface, peers, tag, security));
         simsync::CountingWorld world;
         simsync::SimSyncHandler handler(world, {.step = std::chrono::milliseconds(1), .start_paused = true});
         const auto timeout = std::chrono::duration_cast<simsync::WallClock::duration>(std::chrono::duration<double>(timeout_s));

@@ -3,7 +3,7 @@
 //
 // Joins the host's Bridge on a loopback DDS domain, then asks for access at
 // first, first + period, ... (`--count` times), releasing each with the next
-// request's time and `--name` as the release's payload. Prints one line per
+// request's time and `--name` (or `--payload`) as the release's payload. Prints one line per
 // event on stdout:
 //   joined <name> step_ns=<dt> now_ns=<t> state=<state>
 //   grant <requested_ns> <granted_ns> <sequence> <payload bytes>
@@ -54,10 +54,12 @@ int main(int argc, char** argv)
 {
     std::uint32_t domain = 0;
     std::string tag;
+    std::string security;
     std::string interface;
     std::vector<std::string> peers;
     std::string partition;
     std::string name;
+    std::string release_payload;
     std::string kind;
     int priority = 0;
     std::int64_t first_ns = 0;
@@ -75,10 +77,13 @@ int main(int argc, char** argv)
         ("host", "be a host (a Bridge on a paused handler) instead of a participant")
         ("domain", po::value(&domain)->required(), "DDS domain id (loopback network)")
         ("tag", po::value(&tag)->default_value(""), "Cyclone discovery tag")
+        ("security", po::value(&security)->default_value(""),
+         "DDS Security: a YAML file with the security block (scripts/make-dds-certs writes one)")
         ("interface", po::value(&interface)->default_value(""), "network interface (name or address); empty: loopback")
         ("peer", po::value(&peers)->composing(), "a unicast discovery peer (repeatable)")
         ("partition", po::value(&partition)->default_value("simsync"), "DDS partition")
         ("name", po::value(&name)->default_value(""), "the participant's name")
+        ("payload", po::value(&release_payload), "what each release carries (default: the name)")
         ("kind", po::value(&kind)->default_value("lockstep"), "lockstep or free")
         ("priority", po::value(&priority)->default_value(0), "order at one instant")
         ("first-ns", po::value(&first_ns)->default_value(0), "the first request, ns")
@@ -110,7 +115,7 @@ int main(int argc, char** argv)
     }
 
     try {
-        auto participant = sd::Participant::create(sd::test_programs::domain_of(domain, interface, peers, tag));
+        auto participant = sd::Participant::create(sd::test_programs::domain_of(domain, interface, peers, tag, security));
         if (vm.count("host")) {
             simsync::CountingWorld world;
             simsync::SimSyncHandler handler(world, {.step = std::chrono::milliseconds(1), .start_paused = true});
@@ -147,7 +152,7 @@ int main(int argc, char** argv)
                     static_cast<long long>(accessor->now().time_since_epoch().count()),
                     simsync::to_string(accessor->state()));
         std::fflush(stdout);
-        const std::string commands = name;
+        const std::string commands = vm.count("payload") ? release_payload : name;
         std::uint64_t granted = 0;
         for (std::uint64_t k = 0; granted < count; ++k) {
             const simsync::SimTime t{simsync::SimDuration{first_ns + static_cast<std::int64_t>(k) * period_ns}};

@@ -149,3 +149,18 @@ TEST_CASE("DdsScenario.Registered.LoadScenarioReadsRos2SinksAndNamesThePlace")
     CHECK_THROWS_AS(simsync::load_scenario_string("clock:\n  sinks:\n    - ros2: {}\n", "s.yaml"),
                     simsync::ConfigError);
 }
+
+TEST_CASE("DdsScenario.Security.Ros2SinkTakesASecurityKey")
+{
+    const sd::testing::TestCertificates certs({"clock-writer:sim"});
+    const sd::Ros2SinkSettings s = sd::parse_ros2_sink(
+        ros2_node("clock:\n  sinks:\n    - ros2: {domain: 5, security: " + certs.security_file("sim") + "}\n"));
+    REQUIRE(s.domain.security.has_value());
+    CHECK(*s.domain.security == certs.files("sim"));
+    try {
+        (void)sd::parse_ros2_sink(ros2_node("clock:\n  sinks:\n    - ros2: {domain: 5, security: {certificate: x}}\n"));
+        FAIL("expected a ConfigError");
+    } catch (const simsync::ConfigError& e) {
+        CHECK(std::string(e.what()) == "s.yaml:3:35: clock.sinks[0].ros2.security.identity_ca: required key is missing");
+    }
+}

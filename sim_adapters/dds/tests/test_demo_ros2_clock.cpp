@@ -11,6 +11,7 @@
 #include <simsync/dds/dds.hpp>
 #include <simsync/simsync.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -194,3 +195,90 @@ TEST_CASE("DemoRos2Clock.BulletHost.PublishesItsClock" * doctest::timeout(120))
     CHECK(non_decreasing(received.snapshot()));
 }
 #endif
+
+// ------------------------------------------------------------ DDS Security
+
+namespace {
+
+// simsync-demo's /clock over DDS Security, started with `args` (its --config
+// or --ros2-* options): a follower with a certificate that may read /clock
+// follows it; simsync-clock-echo without a certificate is never matched and
+// reads nothing.
+void secured_clock_is_followed(const sd::testing::TestCertificates& certs, const sd::testing::DomainLease& lease,
+                               std::vector<std::string> args)
+{
+    simsync::ExternalTimeSource followed;
+    Received received;
+    sd::Ros2ClockFollower follower(sd::Participant::create(certs.secured(lease, "reader")), followed,
+                                   recording(received));
+    args.insert(args.begin(), SIMSYNC_DEMO);
+    sd::testing::ChildProcess demo(args);
+    sd::testing::ChildProcess stranger({SIMSYNC_CLOCK_ECHO, "--network", "loopback", "--domain",
+                                        std::to_string(lease.id()), "--count", "1", "--timeout", "3"});
+    REQUIRE(follower.wait_for_writers(1, 30s));
+    CHECK(follower.wait_for_time(simsync::source_time(200ms), 30s));
+    REQUIRE(stranger.read_to_end(30s));
+    CHECK(stranger.wait(30s) == 1); // no sample within its timeout
+    CHECK(std::none_of(stranger.lines().begin(), stranger.lines().end(),
+                       [](const std::string& l) { return l.rfind("clock ", 0) == 0; }));
+    demo.write_line("quit");
+    REQUIRE(demo.read_to_end(30s));
+    CHECK(demo.wait(30s) == 0);
+    follower.stop();
+    CHECK(non_decreasing(received.snapshot()));
+}
+
+} // namespace
+
+TEST_CASE("DemoRos2Clock.Security.OptionSecuresTheClock" * doctest::timeout(120))
+{
+    const sd::testing::TestCertificates certs({"clock-writer:sim", "clock-reader:reader"});
+    sd::testing::DomainLease lease(sd::testing::kFirstTestDomain, sd::testing::kLastSecuredTestDomain);
+    secured_clock_is_followed(certs, lease, {"--ros2-clock", std::to_string(lease.id()), "--ros2-network", "loopback",
+                                             "--ros2-security", certs.security_file("sim")});
+}
+
+TEST_CASE("DemoRos2Clock.Security.ScenarioSinkWithASecurityKey" * doctest::timeout(120))
+{
+    const sd::testing::TestCertificates certs({"clock-writer:sim", "clock-reader:reader"});
+    sd::testing::DomainLease lease(sd::testing::kFirstTestDomain, sd::testing::kLastSecuredTestDomain);
+    // Relative to the scenario's directory.
+    const std::string file = certs.dir() + "/scenario.yaml";
+    write_file(file, "clock:\n  rate: 100\n  sinks:\n    - ros2: {domain: " + std::to_string(lease.id()) +
+                         ", network: loopback, security: sim/security.yaml}\n");
+    secured_clock_is_followed(certs, lease, {"--config", file});
+}
+
+TEST_CASE("DemoRos2Clock.Security.BadFilesAreNamedAtStart" * doctest::timeout(120))
+{
+    const sd::testing::TestCertificates certs({"clock-writer:sim"});
+    const std::string demo = SIMSYNC_DEMO;
+    const std::string good = certs.security_file("sim");
+    {
+        const auto [out, code] = run_shell(demo + " --ros2-security " + good);
+        CAPTURE(out);
+        CHECK(code == 2);
+        CHECK(out.find("--ros2-security: only with --ros2-clock") != std::string::npos);
+    }
+    {
+        const auto [out, code] = run_shell(demo + " --ros2-clock 1 --ros2-security " + certs.dir() + "/none.yaml");
+        CAPTURE(out);
+        CHECK(code == 2);
+        CHECK(out.find("--ros2-security: " + certs.dir() + "/none.yaml") != std::string::npos);
+    }
+    {
+        const auto [out, code] = run_shell(demo + " --ros2-clock 231 --ros2-security " + good);
+        CAPTURE(out);
+        CHECK(code == 2);
+        CHECK(out.find("--ros2-clock: expected a DDS domain id 0..230 with --ros2-security") != std::string::npos);
+    }
+    const std::string file = certs.dir() + "/bad.yaml";
+    write_file(file, "clock:\n  sinks:\n    - ros2: {domain: 7, security: nobody/security.yaml}\n");
+    {
+        const auto [out, code] = run_shell(demo + " --config " + file);
+        CAPTURE(out);
+        CHECK(code == 2);
+        CHECK(out.find(file + ":3:35: clock.sinks[0].ros2.security: the DDS security file '" + certs.dir() +
+                       "/nobody/security.yaml' cannot be read: no such file") != std::string::npos);
+    }
+}

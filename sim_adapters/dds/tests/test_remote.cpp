@@ -55,7 +55,8 @@ std::vector<std::uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.
 std::string string_of(std::span<const std::uint8_t> b) { return {b.begin(), b.end()}; }
 
 // A raw Cyclone writer of one of the remote topics, in `partition`, for
-// forging samples.
+// forging samples. The host believes a message for participant N only from N's
+// own partition, "simsync/N".
 class RawWriter {
 public:
     RawWriter(const sd::Participant& p, const dds_topic_descriptor_t* desc, const char* topic,
@@ -369,12 +370,14 @@ TEST_CASE_FIXTURE(Host, "Remote.Isolation.AnotherPartitionNeverInterferes" * doc
 
 TEST_CASE_FIXTURE(ForgeryTarget, "Remote.BadInput.ForgedSamplesToTheHostAreCountedAndIgnored" * doctest::timeout(120))
 {
-    RawWriter forger(*participant, &simsync_remote_ToHost_desc, "simsync/remote/to_host");
+    RawWriter forger(*participant, &simsync_remote_ToHost_desc, "simsync/remote/to_host", "simsync/controller");
     REQUIRE(forger.wait_for_readers(1));
+    RawWriter ghost_writer(*participant, &simsync_remote_ToHost_desc, "simsync/remote/to_host", "simsync/ghost");
+    REQUIRE(ghost_writer.wait_for_readers(1));
     auto unknown_kind = to_host("controller", inc, 2, static_cast<r::ToHostKind>(9));
     forger.write(&unknown_kind);
     auto ghost = to_host("ghost", 5, 2, r::ToHostKind::request);
-    forger.write(&ghost);
+    ghost_writer.write(&ghost);
     auto duplicate = to_host("controller", inc, 1, r::ToHostKind::request);
     forger.write(&duplicate);
     auto ahead = to_host("controller", inc, 1000, r::ToHostKind::request);
@@ -477,7 +480,7 @@ TEST_CASE_FIXTURE(ForgeryTarget, "Remote.BadInput.AnOversizedPayloadFromAWriterW
     std::vector<std::uint8_t> big(r::kMaxPayload + 1, 0xAB);
 
     const dds_topic_descriptor_t to_host = as_real_type(simsync_remote_unbounded_ToHost_desc, "simsync_remote::ToHost");
-    RawWriter host_forger(*other, &to_host, "simsync/remote/to_host");
+    RawWriter host_forger(*other, &to_host, "simsync/remote/to_host", r::participant_partition("simsync", "controller"));
     REQUIRE(host_forger.wait_for_readers(1));
     simsync_remote_unbounded_ToHost release{};
     std::strncpy(release.participant, "controller", sizeof release.participant - 1);
@@ -951,8 +954,8 @@ TEST_CASE_FIXTURE(PausedHost, "Remote.Request.TheReplyToARequestGivenUpOnIsDropp
 namespace {
 
 // A participant made of raw Cyclone entities in its own DDS participant: a
-// reader in its partition (remote::participant_partition), and a writer
-// to the host that announces it (free, exclusive). Dropping the writer is a
+// reader in its incarnation's partition, and a writer in its name's
+// (remote::participant_partition) that announces it (free, exclusive). Dropping the writer is a
 // loss for the host (the writer's liveliness goes), while the reader stays
 // matched: what a participant killed before Cyclone dropped its process from
 // discovery looks like.
@@ -974,7 +977,7 @@ public:
         const std::string own = r::participant_partition("simsync", name, incarnation);
         dds_qset_partition1(q, own.c_str());
         reader_ = dds_create_reader(pp, to_participant_, q, nullptr);
-        dds_qset_partition1(q, "simsync");
+        dds_qset_partition1(q, r::participant_partition("simsync", name).c_str());
         writer_ = dds_create_writer(pp, to_host_, q, nullptr);
         dds_delete_qos(q);
         REQUIRE(reader_ > 0);
@@ -1094,7 +1097,7 @@ TEST_CASE_FIXTURE(Host, "Remote.Join.TheWelcomeWaitsForTheParticipantsReader" * 
     dds_guid_t guid{};
     REQUIRE(dds_get_guid(reader, &guid) == DDS_RETCODE_OK);
 
-    RawWriter announcer(*participant, &simsync_remote_ToHost_desc, "simsync/remote/to_host");
+    RawWriter announcer(*participant, &simsync_remote_ToHost_desc, "simsync/remote/to_host", "simsync/late-reader");
     REQUIRE(announcer.wait_for_readers(1));
     auto announce = to_host("late-reader", 42, 1, r::ToHostKind::announce);
     std::memcpy(announce.reply_reader, guid.v, 16);
@@ -1106,6 +1109,70 @@ TEST_CASE_FIXTURE(Host, "Remote.Join.TheWelcomeWaitsForTheParticipantsReader" * 
     dds_delete(reader);
     dds_delete(topic);
     dds_delete(subscriber);
+}
+
+// A participant announces once its writer has matched a reader of the host's
+// topic; if that reader is not the host's (or the host's own reader has not
+// matched it yet: with DDS Security the two sides' matches can be far apart),
+// the announce, volatile, never reaches the host. The participant repeats it
+// until it is welcomed; the host ignores the repeats of one it admitted. Here a
+// raw reader in the participant's partition takes the first announce before
+// any host exists; the Bridge made afterwards still welcomes it.
+TEST_CASE_FIXTURE(Host, "Remote.Join.AnAnnounceTheHostMissedIsRepeated" * doctest::timeout(120))
+{
+    const dds_entity_t pp = participant->native_handle();
+    const dds_entity_t topic = dds_create_topic(pp, &simsync_remote_ToHost_desc, "simsync/remote/to_host", nullptr, nullptr);
+    REQUIRE(topic > 0);
+    dds_qos_t* rq = dds_create_qos();
+    dds_qset_reliability(rq, DDS_RELIABILITY_RELIABLE, DDS_SECS(1));
+    dds_qset_history(rq, DDS_HISTORY_KEEP_ALL, 0);
+    dds_qset_partition1(rq, "simsync/late");
+    const dds_entity_t early = dds_create_reader(pp, topic, rq, nullptr);
+    dds_delete_qos(rq);
+    REQUIRE(early > 0);
+
+    std::optional<sd::RemoteAccessor> late;
+    std::string failure;
+    std::thread joiner([&] {
+        try {
+            late.emplace(participant, "late", simsync::AccessorOptions{}, sd::RemoteAccessorConfig{.join_timeout = kWait});
+        } catch (const std::exception& e) {
+            failure = e.what();
+        }
+    });
+    // The first announce reached the early reader, with no host to hear it.
+    const dds_entity_t waitset = dds_create_waitset(pp);
+    REQUIRE(dds_set_status_mask(early, DDS_DATA_AVAILABLE_STATUS) == DDS_RETCODE_OK);
+    REQUIRE(dds_waitset_attach(waitset, early, 0) == DDS_RETCODE_OK);
+    bool announced = false;
+    const auto deadline = std::chrono::steady_clock::now() + kWait;
+    while (!announced && std::chrono::steady_clock::now() < deadline) {
+        dds_waitset_wait(waitset, nullptr, 0, DDS_MSECS(50));
+        void* samples[4] = {};
+        dds_sample_info_t infos[4];
+        const dds_return_t n = dds_take(early, samples, infos, 4, 4);
+        for (dds_return_t i = 0; i < n; ++i) {
+            announced = announced || (infos[i].valid_data &&
+                                      static_cast<const simsync_remote_ToHost*>(samples[i])->kind == simsync_remote_ANNOUNCE);
+        }
+        if (n > 0) dds_return_loan(early, samples, n);
+    }
+    dds_delete(waitset);
+    REQUIRE(announced);
+    std::optional<sd::Bridge> bridge;
+    bridge.emplace(handler, participant);
+    joiner.join();
+    CHECK(failure.empty());
+    REQUIRE(late.has_value());
+    CHECK(bridge->participants() == std::vector<std::string>{"late"});
+    REQUIRE(bridge->wait_until([](const sd::BridgeStats& s) { return s.announces == 1; }, kWait));
+    // Repeats of the admitted announce are ignored, not counted as refused.
+    CHECK(bridge->stats().rejected.total() == 0);
+    CHECK(late->request_access(simsync::kSimStart));
+    late.reset();
+    bridge.reset();
+    dds_delete(early);
+    dds_delete(topic);
 }
 
 // ------------------------------------------------------ across processes

@@ -203,6 +203,13 @@ TEST_CASE("RemoteMessages.Decode.EveryHostToParticipantKind")
     REQUIRE(refused_welcome);
     CHECK(std::get<r::Welcome>(refused_welcome.message->body).refusal == r::WelcomeRefusal::duplicate_name);
     CHECK(std::get<r::Welcome>(refused_welcome.message->body).text == "taken");
+    // The admission's refusals (BridgeConfig::allowed_names, max_participants).
+    w.error = 3;
+    REQUIRE(r::decode(w));
+    CHECK(std::get<r::Welcome>(r::decode(w).message->body).refusal == r::WelcomeRefusal::not_allowed);
+    w.error = 4;
+    REQUIRE(r::decode(w));
+    CHECK(std::get<r::Welcome>(r::decode(w).message->body).refusal == r::WelcomeRefusal::participant_limit);
 
     const std::vector<std::uint8_t> bytes{9, 8};
     auto g = to_participant(name, r::ToParticipantKind::grant, 2);
@@ -258,7 +265,7 @@ TEST_CASE("RemoteMessages.Decode.RefusesBadHostToParticipantSamples")
     w.state = 3;
     CHECK(refused(w) == r::Rejection::bad_field);
     w.state = 0;
-    w.error = 3;
+    w.error = 5; // the first that is no WelcomeRefusal
     CHECK(refused(w) == r::Rejection::bad_field);
     w.error = 0;
     const std::string unterminated = "x";

@@ -10,11 +10,13 @@
 #include <simsync/dds/bridge.hpp>
 #include <simsync/dds/remote_accessor.hpp>
 #include <simsync/dds/remote_scenario.hpp>
+#include <simsync/dds/scenario.hpp>
 #include <simsync/simsync.hpp>
 
 #include <chrono>
 #include <fstream>
 #include <future>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -316,14 +318,33 @@ std::string measured_priority_order()
 
 } // namespace
 
+// ------------------------------------------------------------ DDS Security
+
+namespace {
+
+void write_file(const std::string& path, const std::string& text)
+{
+    std::ofstream out(path);
+    REQUIRE(out);
+    out << text;
+}
+
+} // namespace
+
 // The header's examples load, and what the participant's says of priority is
 // what the handler does: the header cannot drift from the code.
 TEST_CASE("RemoteScenario.Docs.TheHeadersExamplesLoadAndTheirPriorityOrderIsTheHandlers" * doctest::timeout(120))
 {
     const std::vector<std::string> blocks = header_examples();
     REQUIRE(blocks.size() == 2);
+    // The example's security files, made where its relative paths point
+    // (checked at load: they must exist).
+    const sd::testing::TestCertificates certs({"host:host", "participant:controller"});
     std::optional<std::string> priority_comment;
-    for (const std::string& yaml : blocks) {
+    for (std::string yaml : blocks) {
+        for (std::size_t at = yaml.find("certs/"); at != std::string::npos; at = yaml.find("certs/", at + 1)) {
+            yaml.replace(at, 6, certs.dir() + "/");
+        }
         CAPTURE(yaml);
         const simsync::ConfigNode root = simsync::ConfigNode::parse(yaml, "remote_scenario.hpp");
         if (root.find("remote")) {
@@ -340,4 +361,91 @@ TEST_CASE("RemoteScenario.Docs.TheHeadersExamplesLoadAndTheirPriorityOrderIsTheH
     const std::string order = measured_priority_order();
     INFO("the handler grants " << order << "; the example says: " << *priority_comment);
     CHECK(priority_comment->find(order) != std::string::npos);
+}
+
+TEST_CASE("RemoteScenario.Security.BlockOrFileWithPathsRelativeToTheirFile")
+{
+    const sd::testing::TestCertificates certs({"host:host", "participant:controller"});
+    // The path of a file make-dds-certs wrote, relative to the scenario's directory.
+    const std::string scenario = certs.dir() + "/scenario.yaml";
+    write_file(scenario, "remote:\n"
+                         "  domain: 7\n"
+                         "  security: host/security.yaml\n"
+                         "  allow: [controller]\n"
+                         "  max_participants: 1\n"
+                         "participant:\n"
+                         "  name: controller\n"
+                         "  security:\n"
+                         "    identity_ca: identity_ca.pem\n"
+                         "    certificate: controller/cert.pem\n"
+                         "    private_key: controller/key.pem\n"
+                         "    permissions_ca: permissions_ca.pem\n"
+                         "    governance: governance.p7s\n"
+                         "    permissions: controller/permissions.p7s\n");
+    const simsync::ConfigNode root = simsync::ConfigNode::load_file(scenario);
+    const sd::RemoteHostSettings host = sd::parse_remote_host(root.at("remote"));
+    REQUIRE(host.domain.security.has_value());
+    CHECK(*host.domain.security == certs.files("host"));
+    CHECK(host.allow == std::vector<std::string>{"controller"});
+    CHECK(host.max_participants == 1u);
+    const sd::BridgeConfig bc = host.bridge_config();
+    CHECK(bc.allowed_names == std::vector<std::string>{"controller"});
+    CHECK(bc.max_participants == 1u);
+    const sd::RemoteParticipantSettings participant = sd::parse_remote_participant(root.at("participant"));
+    REQUIRE(participant.domain.security.has_value());
+    CHECK(*participant.domain.security == certs.files("controller"));
+    // What a program's --security option reads.
+    CHECK(sd::load_security_file(certs.security_file("controller")) == certs.files("controller"));
+    // Without the key: no security, any name, no limit.
+    const sd::RemoteHostSettings open = sd::parse_remote_host(simsync::ConfigNode::parse("remote:\n  allow: any\n", "r.yaml").at("remote"));
+    CHECK_FALSE(open.domain.security.has_value());
+    CHECK_FALSE(open.allow.has_value());
+    CHECK(open.max_participants == std::numeric_limits<std::size_t>::max());
+}
+
+TEST_CASE("RemoteScenario.Security.ErrorsNameTheFileLineColumnAndKey")
+{
+    const sd::testing::TestCertificates certs({"host:host"});
+    const std::string d = certs.dir();
+    const std::string block = "    identity_ca: " + d + "/identity_ca.pem\n"
+                              "    certificate: " + d + "/host/cert.pem\n"
+                              "    private_key: " + d + "/host/key.pem\n"
+                              "    permissions_ca: " + d + "/permissions_ca.pem\n"
+                              "    governance: " + d + "/governance.p7s\n";
+    // A file that is not there is named at load, at its key.
+    CHECK(host_error("remote:\n  security:\n" + block + "    permissions: " + d + "/host/nothing.p7s\n") ==
+          "remote.yaml:8:18: remote.security.permissions: '" + d + "/host/nothing.p7s' cannot be read: no such file");
+    CHECK(host_error("remote:\n  security:\n" + block) ==
+          "remote.yaml:3:5: remote.security.permissions: required key is missing");
+    CHECK(host_error("remote:\n  security:\n" + block + "    permissions: " + d + "/host/permissions.p7s\n" +
+                     "    password: x\n")
+              .rfind("remote.yaml:9:5: remote.security.password: unknown key", 0) == 0);
+    CHECK(host_error("remote:\n  security: " + d + "/host/none.yaml\n") ==
+          "remote.yaml:2:13: remote.security: the DDS security file '" + d + "/host/none.yaml' cannot be read: no such file");
+    CHECK(host_error("remote:\n  security: " + d + "\n") ==
+          "remote.yaml:2:13: remote.security: the DDS security file '" + d + "' is not a regular file");
+    // An error inside the security file names that file.
+    write_file(d + "/bad.yaml", "identity_ca: identity_ca.pem\ncertificate: [cert.pem]\n");
+    CHECK(host_error("remote:\n  security: " + d + "/bad.yaml\n").rfind(d + "/bad.yaml:2:14: certificate: ", 0) == 0);
+    CHECK(host_error("remote:\n  domain: 231\n  security: " + d + "/host/security.yaml\n") ==
+          "remote.yaml:2:3: remote.domain: expected a DDS domain id 0..230 with `security` (governance and "
+          "permissions take no id above it), got 231");
+    // Allowed names and the limit.
+    CHECK(host_error("remote:\n  allow: everyone\n") ==
+          "remote.yaml:2:10: remote.allow: expected 'any' or a list of participant names, got 'everyone'");
+    CHECK(host_error("remote:\n  allow: [a, a]\n") == "remote.yaml:2:14: remote.allow[1]: the participant 'a' is "
+                                                      "allowed twice");
+    CHECK(host_error("remote:\n  expect: [a, b]\n  allow: [a]\n") ==
+          "remote.yaml:2:11: remote.expect: the participant 'b' is expected but not in `allow`");
+    CHECK(host_error("remote:\n  max_participants: 0\n") ==
+          "remote.yaml:2:21: remote.max_participants: expected a number of participants >= 1, got 0");
+    CHECK(host_error("remote:\n  expect: [a, b]\n  max_participants: 1\n").rfind("remote.yaml:3:3: "
+                                                                                "remote.max_participants: expected at "
+                                                                                "least the 2 participants",
+                                                                                0) == 0);
+    CHECK(host_error("remote:\n  partition: 'sim*'\n").rfind("remote.yaml:2:14: remote.partition: expected a DDS "
+                                                             "partition name without a wildcard",
+                                                             0) == 0);
+    CHECK(participant_error("participant:\n  name: a\n  security: {}\n") ==
+          "remote.yaml:3:13: participant.security.identity_ca: required key is missing");
 }

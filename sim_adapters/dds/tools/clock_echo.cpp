@@ -96,6 +96,7 @@ int main(int argc, char** argv)
     std::vector<std::string> peers;
     std::string interface;
     std::string tag;
+    std::string security;
     std::string reliability = "best_effort";
     std::string durability = "volatile";
     std::uint64_t count = 0;
@@ -112,6 +113,9 @@ int main(int argc, char** argv)
         ("interface", po::value(&interface), "network interface to use instead")
         ("peer", po::value(&peers)->composing(), "extra unicast discovery peer (repeatable)")
         ("tag", po::value(&tag), "Cyclone discovery tag of the simulation (Cyclone peers only)")
+        ("security", po::value(&security),
+         "DDS Security: a YAML file with the security block (scripts/make-dds-certs writes one per identity; "
+         "its permissions must allow reading the topic). Without it: none, a trusted network only")
         ("reliability", po::value(&reliability)->default_value(reliability), "best_effort (rclcpp's ClockQoS) or reliable")
         ("durability", po::value(&durability)->default_value(durability), "volatile or transient_local")
         ("count,n", po::value(&count)->default_value(0), "exit after this many samples (0: no limit)")
@@ -143,6 +147,15 @@ int main(int argc, char** argv)
         config.interface = interface;
         config.peers = peers;
         config.tag = tag;
+        option = "--security";
+        if (!security.empty()) {
+            config.security = simsync::dds::load_security_file(security);
+            if (domain > simsync::dds::kMaxSecuredDomainId) {
+                throw std::invalid_argument("needs a DDS domain id 0.." +
+                                            std::to_string(simsync::dds::kMaxSecuredDomainId) + ", got " +
+                                            std::to_string(domain));
+            }
+        }
         follower_config.topic = topic;
         option = "--reliability";
         follower_config.qos.reliability = simsync::dds::parse_reliability(reliability);

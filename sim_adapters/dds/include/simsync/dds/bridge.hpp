@@ -14,7 +14,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -67,8 +69,20 @@ const char* to_string(LeaveReason reason) noexcept;
 
 /// Configuration of a Bridge. A value type.
 struct BridgeConfig {
-    /// The DDS partition; participants must use the same one.
+    /// The DDS partition; participants must use the same one. No wildcard
+    /// ('*', '?'): the Bridge reads every participant's own partition
+    /// "<partition>/<escaped name>" through the pattern "<partition>/*".
     std::string partition = remote::kPartition;
+    /// The names that may join: nullopt (the default) any name; else only
+    /// these. An announce of another name gets a welcome refusing it
+    /// (WelcomeRefusal::not_allowed: the participant's constructor throws
+    /// invalid_state) and is counted (refused_announces, and rejected by
+    /// reason name_not_allowed).
+    std::optional<std::vector<std::string>> allowed_names{};
+    /// At most this many remote participants registered at once (default: no
+    /// limit). An announce beyond it is refused the same way
+    /// (WelcomeRefusal::participant_limit; rejected: participant_limit).
+    std::size_t max_participants = std::numeric_limits<std::size_t>::max();
     /// The liveliness lease the Bridge's writers offer (DDS automatic
     /// liveliness, asserted by Cyclone for as long as this process runs and its
     /// link works): a participant that hears nothing from this host for that
@@ -136,7 +150,10 @@ struct BridgeConfig {
 /// What a Bridge did and dropped. A value type.
 struct BridgeStats {
     std::uint64_t announces = 0;          ///< participants registered
-    std::uint64_t refused_announces = 0;  ///< duplicate names and registrations the handler refused
+    /// Duplicate names, registrations the handler refused, names not allowed
+    /// and announces beyond max_participants (the last two are also in
+    /// `rejected`, by reason).
+    std::uint64_t refused_announces = 0;
     std::uint64_t requests = 0;
     std::uint64_t grants = 0;             ///< accesses granted and sent
     std::uint64_t refusals = 0;           ///< requests answered with a refusal (time_passed, stopped, cancelled, ...)
@@ -180,9 +197,16 @@ struct BridgeStats {
 ///
 /// It serves them all on one EventLoop (its own, or the one given) through the
 /// asynchronous grant API: no thread per participant. Cyclone's listeners only
-/// post to that loop; every message is decoded, checked (remote::HostInbox:
-/// sender, incarnation, sequence) and acted on there, in the order each
-/// participant wrote it. A grant's payload is filled, and a release's payload
+/// post to that loop; every message is decoded, checked and acted on there, in
+/// the order each participant wrote it. The checks: the writer that sent it is
+/// in the named participant's own partition (with DDS Security its permissions
+/// grant exactly that: a participant speaks only for its own name, see
+/// docs/security.md), the name is allowed and the participant limit not
+/// reached (BridgeConfig::allowed_names, max_participants), and
+/// remote::HostInbox's sender, incarnation and sequence. The last stop
+/// accidents (duplicates, stale processes), not an attacker: on a domain
+/// without DDS Security (DomainConfig::security) anyone on the network can
+/// write in any partition, so every check can be forged. A grant's payload is filled, and a release's payload
 /// applied, by the BridgeConfig callbacks on that loop, inside the access.
 /// It writes to each participant through a writer of its own, in a DDS
 /// partition of its own (remote::participant_partition; one per incarnation,

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,10 @@ namespace simsync::dds {
 /// The largest DDS domain id: the standard port mapping (7400 + 250 x id + offsets)
 /// runs out of UDP ports above it.
 inline constexpr std::uint32_t kMaxDomainId = 232;
+/// The largest DDS domain id with DDS Security: the governance and permissions
+/// documents of the DDS Security specification (and Cyclone's parser of them)
+/// take no id above 230.
+inline constexpr std::uint32_t kMaxSecuredDomainId = 230;
 
 /// How a domain reaches other participants.
 enum class Network {
@@ -34,6 +39,39 @@ enum class Network {
 const char* to_string(Network network) noexcept;
 /// Parses "system" or "loopback". @throws simsync::Error (invalid_argument) naming the text.
 Network parse_network(const std::string& name);
+
+/// The files of OMG DDS Security for one participant, as paths (PEM
+/// certificates and key; S/MIME-signed XML documents). Cyclone DDS's built-in
+/// plugins use them (authentication PKI-DH, access control
+/// DDS:Access:Permissions, cryptography AES-GCM-GMAC): a participant then talks
+/// only to participants whose certificate the identity CA signed, only on the
+/// topics and partitions its permissions allow, with the protection the
+/// governance asks for (docs/security.md explains each file; scripts/make-dds-certs
+/// makes a set). A value type; paths as given (relative ones are relative to the
+/// working directory when the participant is created).
+struct SecurityFiles {
+    /// The certificate of the CA that signs every identity certificate (PEM).
+    std::string identity_ca;
+    /// This participant's identity certificate, signed by identity_ca (PEM).
+    std::string certificate;
+    /// The private key of `certificate` (PEM, not encrypted).
+    std::string private_key;
+    /// The certificate of the CA that signs the governance and every
+    /// permissions document (PEM).
+    std::string permissions_ca;
+    /// The domain governance, signed by permissions_ca (S/MIME).
+    std::string governance;
+    /// This participant's permissions (bound to its certificate's subject),
+    /// signed by permissions_ca (S/MIME).
+    std::string permissions;
+
+    friend bool operator==(const SecurityFiles&, const SecurityFiles&) = default;
+};
+
+/// Checks that every file of `files` is named and can be read now.
+/// @throws simsync::Error (invalid_argument) naming the field, the path and why
+///         (empty path, no such file, not a regular file, permission denied).
+void check_security_files(const SecurityFiles& files);
 
 /// Everything that decides which participants a simsync participant can see.
 /// A value type.
@@ -59,6 +97,11 @@ struct DomainConfig {
     /// (e.g. `<Internal><Watermarks><WhcHigh>4kB</WhcHigh></Watermarks></Internal>`).
     /// Not validated here: Cyclone refuses a bad one when the domain is created.
     std::string extra_xml;
+    /// DDS Security for the participant (SecurityFiles; the id must then be at
+    /// most kMaxSecuredDomainId); nullopt (the default):
+    /// none, so anyone who reaches the network, domain, tag and partition is
+    /// believed and can read everything: a trusted network only.
+    std::optional<SecurityFiles> security;
 
     friend bool operator==(const DomainConfig&, const DomainConfig&) = default;
 
@@ -87,12 +130,19 @@ std::string cyclone_config(const DomainConfig& config);
 /// are thread-safe, so endpoints may be created from several threads at once.
 class Participant {
 public:
-    /// Joins the domain `config` describes.
+    /// Joins the domain `config` describes; with `config.security`, as a
+    /// participant authenticated by its certificate, under its permissions
+    /// (Cyclone's DDS Security plugins, given the files as participant QoS
+    /// properties).
     /// @throws simsync::Error: invalid_argument for a bad config (naming the
-    ///         field) or a configuration Cyclone refuses (naming the domain and its
-    ///         reason); invalid_state if the id is already open in this process
-    ///         with a different DomainConfig (naming both), or Cyclone cannot
-    ///         create the domain or the participant.
+    ///         field; for security, a file that cannot be read) or a
+    ///         configuration Cyclone refuses (naming the domain and its reason);
+    ///         invalid_state if the id is already open in this process with a
+    ///         different DomainConfig (naming both), or Cyclone cannot create the
+    ///         domain or the participant (for security: a certificate the CA did
+    ///         not sign, a document not signed by the permissions CA, permissions
+    ///         that do not name the certificate's subject or allow no join of this
+    ///         domain; the message names the files, Cyclone's log says which).
     explicit Participant(const DomainConfig& config);
     /// Deletes the DDS participant and everything created in it.
     ~Participant();

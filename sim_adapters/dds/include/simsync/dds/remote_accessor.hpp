@@ -23,10 +23,12 @@ namespace simsync::dds {
 
 /// Configuration of a RemoteAccessor. A value type.
 struct RemoteAccessorConfig {
-    /// The DDS partition; the host's Bridge must use the same one. The
-    /// participant's writer is in it; its reader is in "<partition>/<its
-    /// escaped name>/<incarnation>" (remote::participant_partition), where the
-    /// host writes to it alone (docs/remote.md, "Topics and QoS").
+    /// The DDS partition; the host's Bridge must use the same one (no
+    /// wildcard). The participant writes in "<partition>/<its escaped name>"
+    /// (its own: the host believes a message for a name only from that
+    /// name's partition) and reads in "<partition>/<escaped name>/<incarnation>"
+    /// (remote::participant_partition), where the host writes to it alone:
+    /// docs/remote.md, "Topics and QoS".
     std::string partition = remote::kPartition;
     /// How long the constructor waits for a host to match and welcome it.
     WallClock::duration join_timeout = std::chrono::seconds(10);

@@ -48,15 +48,22 @@ inline constexpr std::size_t kMaxName = 256;
 /// The longest refusal text of a welcome, in bytes.
 inline constexpr std::size_t kMaxText = 1024;
 
+/// The DDS partition in which the participant named `name` writes to the
+/// host: `partition`, '/', the name with every byte outside [A-Za-z0-9_.-]
+/// written as %XX. Escaped, a name is never a partition pattern ('*', '?'),
+/// and two names never share a partition. The host reads "<partition>/*" and
+/// believes a message for a name only from a writer in that name's partition
+/// (with DDS Security: the partition its permissions grant).
+std::string participant_partition(std::string_view partition, std::string_view name);
+
 /// The DDS partition in which the host writes to one incarnation of the
-/// participant named `name`: `partition`, '/', the name with every byte
-/// outside [A-Za-z0-9_.-] written as %XX, '/', the incarnation as 16 upper
-/// case hex digits. Escaped, a name is never a partition pattern ('*', '?'),
-/// and two names never share a partition; with the incarnation, a participant
-/// restarted under its name never shares one with its predecessor, whose
-/// reader Cyclone may still list (until that process's DDS lease expires)
-/// but which never acknowledges anything. A participant's reader is in this
-/// one and in `partition` (where the host answers announces it refuses).
+/// participant named `name`: participant_partition(partition, name), '/', the
+/// incarnation as 16 upper case hex digits. With the incarnation, a
+/// participant restarted under its name never shares a partition with its
+/// predecessor, whose reader Cyclone may still list (until that process's
+/// DDS lease expires) but which never acknowledges anything. Everything the
+/// host writes to that incarnation, the refusal of its announce included,
+/// goes there.
 std::string participant_partition(std::string_view partition, std::string_view name, std::uint64_t incarnation);
 
 /// The DDS partition of a host's liveliness writer: `partition`, "/%host/",
@@ -84,6 +91,10 @@ enum class WelcomeRefusal : std::int32_t {
     duplicate_name = 1,
     /// The handler refused the registration (its text says why).
     invalid = 2,
+    /// The name is not among the host's allowed names (BridgeConfig::allowed_names).
+    not_allowed = 3,
+    /// The host has its most participants already (BridgeConfig::max_participants).
+    participant_limit = 4,
 };
 const char* to_string(WelcomeRefusal r) noexcept;
 
@@ -101,8 +112,14 @@ enum class Rejection : std::uint8_t {
     other_participant,   ///< participant: addressed to another participant (normal traffic)
     wrong_host,          ///< participant: from a host other than the one that welcomed it
     not_welcomed,        ///< participant: anything but a welcome before the welcome
+    name_not_allowed,    ///< host: an announce of a name not in BridgeConfig::allowed_names (refused in its welcome)
+    participant_limit,   ///< host: an announce beyond BridgeConfig::max_participants (refused in its welcome)
+    /// host: sent for a participant by a writer that is not in that
+    /// participant's own partition, so not its (with DDS Security: not
+    /// granted by its permissions): another participant speaking for it.
+    not_its_name,
 };
-inline constexpr std::size_t kRejectionCount = 12;
+inline constexpr std::size_t kRejectionCount = 15;
 const char* to_string(Rejection r) noexcept;
 
 /// Counts of dropped samples, by reason. A value type.

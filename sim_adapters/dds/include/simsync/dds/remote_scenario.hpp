@@ -23,6 +23,9 @@
 #include <simsync/dds/remote_accessor.hpp>
 #include <simsync/handler.hpp>
 
+#include <cstddef>
+#include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,14 +42,18 @@ struct RemoteHostSettings {
     std::string partition = remote::kPartition;
     /// The participants the simulation starts with (start_together): names, unique.
     std::vector<std::string> expect;
+    /// BridgeConfig::allowed_names (nullopt: `allow: any`, the default) and
+    /// BridgeConfig::max_participants (default: no limit).
+    std::optional<std::vector<std::string>> allow;
+    std::size_t max_participants = std::numeric_limits<std::size_t>::max();
     /// How long start_together waits for them.
     WallClock::duration join_timeout = std::chrono::seconds(60);
     /// BridgeConfig::lease and BridgeConfig::on_lost.
     WallClock::duration lease = std::chrono::seconds(1);
     LostParticipantPolicy on_lost = LostParticipantPolicy::revoke;
 
-    /// A BridgeConfig with the partition, lease and policy read here (the
-    /// payload callbacks are the program's).
+    /// A BridgeConfig with the partition, allowed names, participant limit,
+    /// lease and policy read here (the payload callbacks are the program's).
     BridgeConfig bridge_config() const;
 };
 
@@ -58,15 +65,21 @@ struct RemoteHostSettings {
 ///   interface: eth0                # a network interface instead of network's
 ///   peers: [10.0.0.2]              # extra unicast discovery peers
 ///   tag: lab-a                     # Cyclone discovery tag
+///   security: certs/host/security.yaml # DDS Security (parse_security); default none: trusted network only
 ///   partition: simsync             # the DDS partition (default simsync)
 ///   expect: [controller, camera]   # start when these have joined
+///   allow: [controller, camera]    # the names that may join (default any)
+///   max_participants: 2            # at most this many at once (default no limit)
 ///   join_timeout: 30s              # how long to wait for them (default 60 s)
 ///   lease: 1s                      # the host's liveliness lease (default 1 s)
 ///   on_lost: revoke                # revoke (default) | pause: a participant whose lease expired
 /// @endcode
 /// @throws ConfigError naming file:line:column and the key of the first bad
 ///         value (an unknown key, a domain id above 232, an empty or repeated
-///         name, a name remote::check_name refuses, an empty partition, ...).
+///         name, a name remote::check_name refuses, an empty partition or one
+///         with a wildcard, an expected name not allowed, fewer
+///         max_participants than expected ones, a security file that cannot
+///         be read, ...).
 RemoteHostSettings parse_remote_host(const ConfigNode& node);
 
 /// Registers the `remote:` section (validated by parse_remote_host) in
@@ -89,7 +102,7 @@ struct RemoteParticipantSettings {
 /// @code
 /// participant:
 ///   name: controller               # required
-///   domain: 7                      # as in `remote:`; network, interface, peers, tag too
+///   domain: 7                      # as in `remote:`; network, interface, peers, tag, security too
 ///   partition: simsync
 ///   kind: lockstep                 # lockstep (default) | free
 ///   mode: exclusive                # exclusive (default) | shared

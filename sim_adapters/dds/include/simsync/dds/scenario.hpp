@@ -13,6 +13,33 @@
 
 namespace simsync::dds {
 
+/// Reads a `security:` value (the `security` key of `remote:`, `participant:`
+/// and `ros2` sinks): DDS Security for that participant. Either the block
+/// itself, every key required:
+/// @code
+/// security:
+///   identity_ca: certs/identity_ca.pem       # the CA that signs identity certificates
+///   certificate: certs/host/cert.pem         # this participant's certificate
+///   private_key: certs/host/key.pem          # and its key
+///   permissions_ca: certs/permissions_ca.pem # the CA that signs the documents below
+///   governance: certs/governance.p7s         # signed domain governance
+///   permissions: certs/host/permissions.p7s  # signed permissions of this certificate
+/// @endcode
+/// or the path of a YAML file holding that block (`security:
+/// certs/host/security.yaml`, what scripts/make-dds-certs writes per identity).
+/// Relative paths are relative to the directory of the file that names them
+/// (the working directory for a document that is not a file); the result holds
+/// absolute paths. docs/security.md explains each file.
+/// @throws ConfigError naming file:line:column and the key of the first bad
+///         value: an unknown or missing key, a file that does not exist or
+///         cannot be read (named now, not when the participant is created).
+SecurityFiles parse_security(const ConfigNode& node);
+
+/// Reads the YAML file at `path` holding a `security:` block (the form
+/// parse_security takes as a path): what a program's --security option names.
+/// @throws ConfigError as parse_security, naming that file.
+SecurityFiles load_security_file(const std::string& path);
+
 /// The sink's kind in a scenario: `clock.sinks[i].ros2`.
 inline constexpr std::string_view kRos2SinkKind = "ros2";
 
@@ -36,6 +63,7 @@ struct Ros2SinkSettings {
 ///         interface: eth0            # a network interface instead of network's
 ///         peers: [10.0.0.2]          # extra unicast discovery peers
 ///         tag: sim-a                 # Cyclone discovery tag (Cyclone peers only)
+///         security: certs/sim/security.yaml # DDS Security (parse_security); default none
 ///         topic: rt/clock
 ///         reliability: reliable      # reliable (default) | best_effort
 ///         durability: transient_local # transient_local (default) | volatile
