@@ -35,8 +35,8 @@ int main()
     std::string granted;
     bool refused = false;
     std::thread camera_thread([&] {
+        simsync::Access access = camera.request_access(frames.at(0)); // blocks until granted
         for (int n = 0; n < 7; ++n) {
-            simsync::Access access = camera.request_access(frames.at(n)); // blocks until granted
             if (!access) { // a refusal is a value: stopped, time_passed, ...
                 std::printf("refused: %s\n", access.error().message().c_str());
                 refused = true;
@@ -44,9 +44,11 @@ int main()
             }
             // The world stands still while the access is held: read it here.
             granted += " " + std::to_string(access.granted_time().time_since_epoch() / 1ms);
-            // Release and name the next request in one call: time cannot slip past it.
-            access.release(frames.at(n + 1));
+            // Release and ask for the next frame in one call, under one lock:
+            // time cannot slip past it, and this thread steps the world there.
+            if (n + 1 < 7) access = camera.release_and_request(std::move(access), frames.at(n + 1));
         }
+        camera.deregister(); // done: a lockstep accessor would otherwise hold time at its last bound
     });
     const std::thread::id camera_id = camera_thread.get_id();
     camera_thread.join();

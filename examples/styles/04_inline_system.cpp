@@ -1,20 +1,20 @@
 // Four ways to be an accessor, 4 of 4: an inline system.
 //
-// A completion handler with no executor of its own (a plain lambda, or one
-// wrapped in simsync::run_inline to say so) is an inline system: the handler
-// runs it on the thread that steps the world, right after the step, with no
-// thread handoff at all. This is the Gazebo PostUpdate / Drake periodic-event
-// model. Here the host owns the engine (StepThread::host): its thread sits in
-// handler.run(), steps the world and runs the camera and the GPS; nobody else
-// touches the world. A system re-arms from inside its own completion; the
-// handler runs the new completion after this one returns, so the stack stays flat.
+// A system registered with Accessor::run_system is called by the handler on
+// the thread that steps the world, right after the step that reaches each
+// instant it asks for, and returns the instant it wants next: no completion,
+// no queue, no thread handoff, no allocation per call. This is the Gazebo
+// PostUpdate / Drake periodic-event model. Here the host owns the engine
+// (StepThread::host): its thread sits in handler.run(), steps the world and
+// runs the camera and the GPS; nobody else touches the world. (A one-off
+// inline completion is async_request_access with simsync::run_inline.)
 // Same grant rule and order as every other style: 05_mixed.cpp puts all four together.
 
 #include <simsync/asio.hpp>
 #include <simsync/simsync.hpp>
 
 #include <cstdio>
-#include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -27,25 +27,26 @@ struct World final : simsync::World {
 };
 
 // A periodic reader up to 200 ms; the last system to finish stops the simulation.
-struct System {
-    simsync::SimSyncHandler& handler;
+struct Reader {
     simsync::Accessor accessor;
     simsync::PeriodicSchedule rate;
     std::string granted{};
     std::set<std::thread::id> ran_on{};
     std::int64_t n = 0;
-    static inline int running = 0;
 
-    void request()
+    void start(simsync::SimSyncHandler& handler, int& running)
     {
-        accessor.async_request_access(rate.at(n), simsync::run_inline([this](std::error_code ec, simsync::Access a) {
-            if (ec) return (void)std::printf("%s refused: %s\n", accessor.name().c_str(), ec.message().c_str());
+        accessor.run_system(rate.at(0), [this, &handler, &running](simsync::Access& a) -> std::optional<simsync::SimTime> {
+            if (!a) { // a refusal is a value here too: stopped, not_registered, ...
+                std::printf("%s refused: %s\n", accessor.name().c_str(), a.error().message().c_str());
+                return std::nullopt;
+            }
             ran_on.insert(std::this_thread::get_id());
             granted += " " + std::to_string(a.granted_time().time_since_epoch() / 1ms);
-            a.release(rate.at(++n)); // lockstep: time waits for our next instant
-            if (rate.at(n) <= simsync::sim_time(200ms)) request();
-            else if (--running == 0) handler.stop(); // the host's run() returns
-        }));
+            if (rate.at(++n) <= simsync::sim_time(200ms)) return rate.at(n); // released, and asked again
+            if (--running == 0) handler.stop(); // the host's run() returns
+            return std::nullopt;
+        });
     }
 };
 
@@ -54,11 +55,11 @@ int main()
     World world;
     simsync::SimSyncHandler handler(world, {.step = 1ms, .step_thread = simsync::StepThread::host});
     const simsync::AccessorOptions shared{.mode = simsync::AccessMode::shared};
-    System camera{handler, handler.register_accessor("camera", shared), simsync::PeriodicSchedule::from_rate(30)};
-    System gps{handler, handler.register_accessor("gps", shared), simsync::PeriodicSchedule::from_rate(10)};
-    System::running = 2;
-    camera.request(); // made here, but run by the host thread: nothing has run yet
-    gps.request();
+    Reader camera{handler.register_accessor("camera", shared), simsync::PeriodicSchedule::from_rate(30)};
+    Reader gps{handler.register_accessor("gps", shared), simsync::PeriodicSchedule::from_rate(10)};
+    int running = 2;
+    camera.start(handler, running); // registered here, but run by the host thread: nothing has run yet
+    gps.start(handler, running);
 
     handler.run(); // the host loop: steps and runs the systems until stop()
 
