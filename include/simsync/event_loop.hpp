@@ -20,7 +20,8 @@ struct LoopAccess;
 } // namespace detail
 
 /// A handle on an EventLoop: posts jobs to its thread and tells whether the
-/// calling thread is that thread. Cheap to copy; it does not keep the loop
+/// calling thread is that thread. Not an Asio executor (Asio's executor
+/// concept is asio_executor(), simsync/asio.hpp): simsync's own, Boost-free. Cheap to copy; it does not keep the loop
 /// alive: once the loop is destroyed, post() throws and sync() runs its job
 /// on the calling thread.
 ///

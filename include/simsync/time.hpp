@@ -78,6 +78,11 @@ SimTime round_to_grid(SimTime t, SimDuration dt, Rounding policy = Rounding::nea
 /// kSimTimeMax ("never") plus anything stays kSimTimeMax.
 SimTime saturating_add(SimTime t, SimDuration d) noexcept;
 
+/// The wall-clock instant `timeout` from now, saturating at WallTime::max()
+/// (which every timed wait of simsync reads as "no deadline") instead of
+/// overflowing: WallClock::duration::max() is a valid "forever".
+WallTime deadline_after(WallClock::duration timeout) noexcept;
+
 /// The time an accessor that always asks again should ask for after a grant
 /// at `granted` (a grid instant) when its own schedule says `wanted`:
 /// `wanted` itself if it rounds to a later instant than `granted`, else the

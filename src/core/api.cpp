@@ -94,9 +94,7 @@ Access Accessor::request_access_until(SimTime t, WallTime deadline, std::stop_to
 
 Access Accessor::request_access_for(SimTime t, WallClock::duration timeout, std::stop_token stop)
 {
-    const auto now = WallClock::now();
-    const auto deadline = timeout >= WallTime::max() - now ? WallTime::max() : now + timeout;
-    return request_access_until(t, deadline, std::move(stop));
+    return request_access_until(t, deadline_after(timeout), std::move(stop));
 }
 
 Access Accessor::release_and_request(Access&& held, SimTime next, std::stop_token stop)

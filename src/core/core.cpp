@@ -10,6 +10,14 @@ namespace simsync::detail {
 
 namespace {
 std::string describe(SimTime t) { return format_seconds(t) + " s"; }
+
+// An accessor has at most one request or access at a time (accessor.hpp: busy).
+void throw_if_busy(const Slot& s, const std::string& what)
+{
+    if (s.activity == Activity::idle) return;
+    throw Error(errc::busy, "accessor '" + s.name + "' " + what + " while it " +
+                                (s.activity == Activity::holding ? "holds an access" : "is waiting in another request"));
+}
 } // namespace
 
 Core::Core(World& world, HandlerConfig config) : world_(world), config_(config)
@@ -43,7 +51,7 @@ Core::~Core()
     // do not assert on destruction.
     pending_.clear();
     bounds_.clear();
-    holders_.clear();
+    lockstep_holders_.clear();
 }
 
 // ---------------------------------------------------------------- registration
@@ -60,7 +68,7 @@ Accessor Core::register_accessor(std::string name, const AccessorOptions& option
     }
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
-    settle(lock);
+    wait_for_an_instant(lock);
     if (by_name_.count(name) != 0) {
         throw Error(errc::duplicate_name, "an accessor named '" + name + "' is already registered");
     }
@@ -96,7 +104,7 @@ void Core::add_bound(Slot& s, SimTime bound)
     bounds_.insert(s);
 }
 
-void Core::settle(Lock& lock)
+void Core::wait_for_an_instant(Lock& lock)
 {
     if (!step_in_flight_ || stepper_ == std::this_thread::get_id()) return;
     ++registrations_waiting_;
@@ -111,7 +119,7 @@ void Core::settle(Lock& lock)
 bool Core::caller_holds() const
 {
     const auto me = std::this_thread::get_id();
-    for (const Slot& s : held_) {
+    for (const Slot& s : holding_) {
         if (s.holder_thread == me) return true;
     }
     return false;
@@ -121,7 +129,7 @@ void Core::remove_from_sets(Slot& s)
 {
     if (s.pending_hook.is_linked()) pending_.erase(pending_.iterator_to(s));
     if (s.bound_hook.is_linked()) bounds_.erase(bounds_.iterator_to(s));
-    if (s.holder_hook.is_linked()) holders_.erase(holders_.iterator_to(s));
+    if (s.holder_hook.is_linked()) lockstep_holders_.erase(lockstep_holders_.iterator_to(s));
 }
 
 AccessorKind Core::kind(const Slot& slot) const
@@ -134,7 +142,7 @@ void Core::set_kind(Slot& s, AccessorKind kind)
 {
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
-    settle(lock); // becoming lockstep holds time at the current time: one the world is at
+    wait_for_an_instant(lock); // becoming lockstep holds time at the current time: one the world is at
     if (s.kind == kind || !s.registered.load() || stopped_) {
         s.kind = kind;
         return;
@@ -142,12 +150,12 @@ void Core::set_kind(Slot& s, AccessorKind kind)
     s.kind = kind;
     if (kind == AccessorKind::free) {
         if (s.bound_hook.is_linked()) bounds_.erase(bounds_.iterator_to(s));
-        if (s.holder_hook.is_linked()) holders_.erase(holders_.iterator_to(s));
+        if (s.holder_hook.is_linked()) lockstep_holders_.erase(lockstep_holders_.iterator_to(s));
     } else if (s.activity == Activity::idle) {
         add_bound(s, effective_now());
     } else if (s.activity == Activity::holding) {
         s.holder_key = Key{now_.time_since_epoch().count(), s.round_at(now_), s.options.priority, s.order};
-        holders_.insert(s);
+        lockstep_holders_.insert(s);
     }
     advance(lock, nullptr);
 }
@@ -179,7 +187,7 @@ void Core::detach(Slot& s, bool revoked)
 {
     s.registered.store(false);
     by_name_.erase(s.name);
-    remove_from_sets(s); // a holder can no longer ask again: out of holders_ too
+    remove_from_sets(s); // a holder can no longer ask again: out of lockstep_holders_ too
     if (s.activity == Activity::holding) {
         // Deregistering keeps the hold until the Access is released: only an
         // operator's revoke takes the world away from a thread.
@@ -204,8 +212,8 @@ void Core::detach(Slot& s, bool revoked)
 
 void Core::end_hold(Slot& s)
 {
-    if (s.holder_hook.is_linked()) holders_.erase(holders_.iterator_to(s));
-    if (s.held_hook.is_linked()) held_.erase(held_.iterator_to(s));
+    if (s.holder_hook.is_linked()) lockstep_holders_.erase(lockstep_holders_.iterator_to(s));
+    if (s.held_hook.is_linked()) holding_.erase(holding_.iterator_to(s));
     if (s.options.mode == AccessMode::exclusive) {
         exclusive_held_ = false;
     } else {
@@ -277,11 +285,7 @@ Access Core::request_locked(Lock& lock, const std::shared_ptr<Slot>& slot, SimTi
     Slot& s = *slot;
     if (!s.registered.load()) return Access(errc::not_registered, t);
     if (stopped_) return Access(stop_reason(), t);
-    if (s.activity != Activity::idle) {
-        throw Error(errc::busy, "accessor '" + s.name + "' asked for " + describe(t) + " while it " +
-                                    (s.activity == Activity::holding ? "holds an access"
-                                                                     : "is waiting in another request"));
-    }
+    throw_if_busy(s, "asked for " + describe(t));
     if (stop.stop_requested()) return Access(errc::cancelled, t);
     const SimTime at = round(t);
     if (at < effective_now()) return Access(errc::time_passed, t);
@@ -358,11 +362,7 @@ AsyncTicket Core::start_async(const std::shared_ptr<Slot>& slot, SimTime t, std:
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
     if (held != nullptr) (void)end_for_next(s, *held, t);
-    if (s.activity != Activity::idle) {
-        throw Error(errc::busy, "accessor '" + s.name + "' asked for " + describe(t) + " while it " +
-                                    (s.activity == Activity::holding ? "holds an access"
-                                                                     : "is waiting in another request"));
-    }
+    throw_if_busy(s, "asked for " + describe(t));
     AsyncTicket ticket{weak_from_this(), slot, ++s.request_id};
     const bool runs_inline = completion->runs_inline();
     s.requested = t;
@@ -372,13 +372,7 @@ AsyncTicket Core::start_async(const std::shared_ptr<Slot>& slot, SimTime t, std:
     else if (stopped_) refusal = stop_reason();
     else if (at < effective_now()) refusal = errc::time_passed;
     if (refusal) {
-        Delivery d;
-        d.kind = Delivery::Kind::complete;
-        d.slot = slot;
-        d.completion = std::move(completion);
-        d.error = refusal;
-        d.runs_inline = runs_inline;
-        deliveries_.push_back(std::move(d));
+        deliveries_.push_back(Delivery::complete_with(slot, std::move(completion), refusal, Access{}, runs_inline));
         return ticket;
     }
     s.completion = std::move(completion);
@@ -412,11 +406,7 @@ void Core::start_system(const std::shared_ptr<Slot>& slot, SimTime first, Access
     Slot& s = *slot;
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
-    if (s.activity != Activity::idle) {
-        throw Error(errc::busy, "accessor '" + s.name + "' started a system at " + describe(first) + " while it " +
-                                    (s.activity == Activity::holding ? "holds an access"
-                                                                     : "is waiting in a request"));
-    }
+    throw_if_busy(s, "started a system at " + describe(first));
     s.system = std::move(system);
     s.system_end = {};
     s.requested = first;
@@ -457,17 +447,12 @@ void Core::complete_async(Slot& s, std::error_code error)
         if (!runs_systems_here()) host_waiter_.notify();
         return;
     }
-    Delivery d;
-    d.kind = Delivery::Kind::complete;
-    d.slot = s.shared_from_this();
-    d.completion = std::move(s.completion);
-    d.error = error;
-    d.runs_inline = s.waiting == Waiting::inline_system;
-    deliveries_.push_back(std::move(d));
+    deliveries_.push_back(Delivery::complete_with(s.shared_from_this(), std::move(s.completion), error, Access{},
+                                                  s.waiting == Waiting::inline_system));
 }
 
 // A step duty posted to an asynchronous request's executor.
-void Core::carry_duty(const std::shared_ptr<Slot>& slot)
+void Core::run_step_duty(const std::shared_ptr<Slot>& slot)
 {
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
@@ -621,7 +606,7 @@ void Core::deliver(Delivery& d)
         auto ticket = std::make_shared<Ticket>(shared_from_this(), d.slot);
         d.poster([ticket] {
             ticket->ran = true;
-            ticket->core->carry_duty(ticket->slot);
+            ticket->core->run_step_duty(ticket->slot);
         });
         return;
     }
@@ -855,11 +840,7 @@ void Core::advance(Lock& lock, Slot* self, bool carry_for_others)
             if (next->executor_unreachable) break; // it dropped a duty before: step here
             // The request's executor steps on its way to the grant.
             next->step_duty = true;
-            Delivery d;
-            d.kind = Delivery::Kind::duty;
-            d.slot = next->shared_from_this();
-            d.poster = next->completion->poster();
-            deliveries_.push_back(std::move(d));
+            deliveries_.push_back(Delivery::duty_for(next->shared_from_this(), next->completion->poster()));
             return;
         }
         case Waiting::inline_system:
@@ -959,7 +940,7 @@ void Core::grant_at_now()
         // A lockstep accessor that could still ask for this instant ahead of s.
         if (!bounds_.empty() && bounds_.begin()->bound_key < s.pending_key) break;
         // A lockstep holder that could ask again ahead of s once it releases.
-        if (!holders_.empty() && holders_.begin()->holder_key < s.pending_key) break;
+        if (!lockstep_holders_.empty() && lockstep_holders_.begin()->holder_key < s.pending_key) break;
         if (exclusive_held_) break;
         if (s.options.mode == AccessMode::exclusive && shared_holders_ > 0) break;
         grant(s);
@@ -983,10 +964,10 @@ void Core::grant(Slot& s)
     }
     if (s.kind == AccessorKind::lockstep) {
         s.holder_key = Key{now_.time_since_epoch().count(), s.round_count, s.options.priority, s.order};
-        holders_.insert(s);
+        lockstep_holders_.insert(s);
     }
     s.activity = Activity::holding;
-    held_.push_back(s);
+    holding_.push_back(s);
     s.since = WallClock::now();
     ++grants_at_now_; // no progress by itself: grants at one instant can go on while time stands still
     s.hold_sequence = grant_sequence_++;
@@ -1008,12 +989,10 @@ void Core::grant(Slot& s)
     }
     s.completion_queued = s.waiting == Waiting::executor;
     s.completion_abandoned = false;
-    Delivery d;
-    d.kind = Delivery::Kind::complete;
-    d.slot = s.shared_from_this();
-    d.completion = std::move(s.completion);
-    d.access = make_access(s, d.slot);
-    d.runs_inline = s.waiting == Waiting::inline_system;
+    std::shared_ptr<Slot> self = s.shared_from_this();
+    Access access = make_access(s, self);
+    Delivery d = Delivery::complete_with(std::move(self), std::move(s.completion), {}, std::move(access),
+                                         s.waiting == Waiting::inline_system);
     if (d.runs_inline && config_.step_thread == StepThread::host && std::this_thread::get_id() != host_thread_) {
         // Host mode: the world belongs to the host thread, and so do inline systems.
         host_inline_.push_back(std::move(d));
@@ -1264,7 +1243,7 @@ void Core::shutdown()
     // it, and its executor may never run it (a stopped io_context): its hold
     // ends here, and the completion, if it ever runs, is told `stopped`.
     std::vector<Slot*> queued;
-    for (Slot& s : held_) {
+    for (Slot& s : holding_) {
         if (s.completion_queued) queued.push_back(&s);
     }
     for (Slot* s : queued) {
@@ -1278,7 +1257,7 @@ void Core::shutdown()
     const auto me = std::this_thread::get_id();
     auto others_active = [&] {
         if (step_in_flight_) return true;
-        for (const Slot& s : held_) {
+        for (const Slot& s : holding_) {
             if (s.holder_thread != me) return true;
         }
         return false;
@@ -1375,7 +1354,7 @@ Snapshot Core::snapshot() const
     std::vector<const Slot*> slots;
     slots.reserve(by_name_.size());
     for (const auto& [name, slot] : by_name_) slots.push_back(slot.get());
-    for (const Slot& s : held_) {
+    for (const Slot& s : holding_) {
         if (!s.registered.load()) slots.push_back(&s); // deregistered, Access still held
     }
     std::sort(slots.begin(), slots.end(), [](const Slot* a, const Slot* b) { return a->order < b->order; });
@@ -1417,7 +1396,7 @@ std::vector<std::string> Core::waiting_for_locked() const
         !pending_.empty() && pending_.begin()->pending_key.time_ns == now_.time_since_epoch().count();
     if (has_holders()) {
         std::vector<const Slot*> holders;
-        for (const Slot& s : held_) holders.push_back(&s);
+        for (const Slot& s : holding_) holders.push_back(&s);
         std::sort(holders.begin(), holders.end(), [](const Slot* a, const Slot* b) { return a->order < b->order; });
         for (const Slot* s : holders) names.push_back(s->name);
     } else if (at_now) {

@@ -56,7 +56,8 @@ enum class Waiting {
     system,        // a persistent inline system (Accessor::run_system), called by the thread that steps
 };
 
-// One registered accessor. Owned jointly by its Accessor handle, any Access it
+// The Core's record of one accessor (what an Accessor handle points to: its
+// "slot" in the handler). Owned jointly by its Accessor handle, any Access it
 // holds, and (while registered) the Core's name index; it outlives the Core's
 // interest in it, so a late release or wake-up never touches freed memory.
 struct Slot : std::enable_shared_from_this<Slot> {
@@ -120,7 +121,7 @@ struct Slot : std::enable_shared_from_this<Slot> {
     // Membership in the Core's ordered sets (at most one key per set).
     Key pending_key, bound_key, holder_key;
     Hook pending_hook, bound_hook, holder_hook;
-    ListHook held_hook; // in Core::held_ while holding
+    ListHook held_hook; // in Core::holding_ while holding
 
     Waiter waiter;
 
@@ -138,6 +139,29 @@ struct Delivery {
     Access access;                                        // complete, when granted
     bool runs_inline = false;                             // complete
     std::function<void(std::function<void()>)> poster;    // duty: posts to the request's executor
+
+    // A completion to run: granted with `access`, or refused with `error`.
+    static Delivery complete_with(std::shared_ptr<Slot> slot, std::unique_ptr<AsyncCompletion> completion,
+                                  std::error_code error, Access access, bool runs_inline)
+    {
+        Delivery d;
+        d.kind = Kind::complete;
+        d.slot = std::move(slot);
+        d.completion = std::move(completion);
+        d.error = error;
+        d.access = std::move(access);
+        d.runs_inline = runs_inline;
+        return d;
+    }
+    // The step duty of a request that waits on an executor, posted there.
+    static Delivery duty_for(std::shared_ptr<Slot> slot, std::function<void(std::function<void()>)> poster)
+    {
+        Delivery d;
+        d.kind = Kind::duty;
+        d.slot = std::move(slot);
+        d.poster = std::move(poster);
+        return d;
+    }
 };
 
 template <Key Slot::*K>
@@ -251,10 +275,10 @@ private:
     {
         return config_.step_thread != StepThread::host || std::this_thread::get_id() == host_thread_;
     }
-    // A step duty runs on the request's executor (carry_duty) or, if the
+    // A step duty runs on the request's executor (run_step_duty) or, if the
     // executor destroys the job without running it, is handed back
     // (duty_dropped): no duty is ever lost with the job that carried it.
-    void carry_duty(const std::shared_ptr<Slot>& slot);
+    void run_step_duty(const std::shared_ptr<Slot>& slot);
     void duty_dropped(const std::shared_ptr<Slot>& slot) noexcept;
     void record_event(HandlerEvent::Kind kind);
     void deliver_events(Lock& lock);
@@ -282,7 +306,7 @@ private:
     // stepped to: waits (unless called from World::step itself) for a step in
     // flight to complete, and keeps the stepper from starting the next one
     // meanwhile, so a registration cannot starve behind a stepping loop.
-    void settle(Lock& lock);
+    void wait_for_an_instant(Lock& lock);
     // True if the calling thread was granted an access that is still held.
     bool caller_holds() const;
     std::vector<std::string> waiting_for_locked() const;
@@ -343,8 +367,8 @@ private:
 
     PendingSet pending_;
     BoundSet bounds_;   // idle lockstep accessors: time may not pass their bound
-    HolderSet holders_; // lockstep holders, keyed by their possible next request at now
-    HeldList held_;     // every slot holding an access, registered or not
+    HolderSet lockstep_holders_; // lockstep holders, keyed by their possible next request at now
+    HeldList holding_;           // every slot holding an access, registered or not (revoke, stop)
     int shared_holders_ = 0;
     bool exclusive_held_ = false;
 

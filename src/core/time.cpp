@@ -48,6 +48,12 @@ SimTime round_to_grid(SimTime t, SimDuration dt, Rounding policy)
     return SimTime{SimDuration{static_cast<std::int64_t>(point)}};
 }
 
+WallTime deadline_after(WallClock::duration timeout) noexcept
+{
+    const WallTime now = WallClock::now();
+    return timeout >= WallTime::max() - now ? WallTime::max() : now + timeout;
+}
+
 SimTime saturating_add(SimTime t, SimDuration d) noexcept
 {
     if (t == kSimTimeMax) return t;

@@ -762,13 +762,12 @@ struct Bridge::Impl {
             held = done();
             return held || handler_stopped;
         };
-        // Saturated: a timeout of duration::max() (or near it) waits for the
-        // condition or the stop only.
-        const WallTime now = WallClock::now();
-        if (timeout >= WallTime::max() - now) {
+        // A timeout of duration::max() (or near it) waits for the condition
+        // or the stop only.
+        if (const WallTime deadline = deadline_after(timeout); deadline == WallTime::max()) {
             changed.wait(lock, ended);
         } else {
-            changed.wait_until(lock, now + timeout, ended);
+            changed.wait_until(lock, deadline, ended);
         }
         return held;
     }

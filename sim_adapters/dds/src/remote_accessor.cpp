@@ -507,9 +507,7 @@ RemoteAccess RemoteAccessor::request_access(SimTime t, std::stop_token stop)
 
 RemoteAccess RemoteAccessor::request_access_for(SimTime t, WallClock::duration timeout, std::stop_token stop)
 {
-    const WallTime now = WallClock::now();
-    const WallTime deadline = timeout >= WallTime::max() - now ? WallTime::max() : now + timeout;
-    return request_access_until(t, deadline, std::move(stop));
+    return request_access_until(t, deadline_after(timeout), std::move(stop));
 }
 
 RemoteAccess RemoteAccessor::request_access_until(SimTime t, WallTime deadline, std::stop_token stop)
