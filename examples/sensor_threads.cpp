@@ -5,7 +5,7 @@
 // rounds them to the 1 ms step grid, steps the world and grants in a fixed
 // order. Run it twice: the grant times and counts are the same every time.
 //
-// Usage: simsync-sensor-threads [SIM_SECONDS]   (default 3; --help)
+// Usage: simsync-sensor-threads [DURATION]   (default 3 s of simulated time; --help)
 
 #include "command_line.hpp"
 
@@ -43,17 +43,20 @@ int main(int argc, char** argv)
     namespace po = simsync::examples::po;
     simsync::examples::CommandLine cli;
     cli.program = "simsync-sensor-threads";
-    cli.synopsis = "[SIM_SECONDS]";
+    cli.synopsis = "[DURATION]";
     cli.summary = "Three shared readers and one exclusive controller on one simulated clock; the same grants every run.";
-    cli.options.add_options()("duration", po::value<double>()->value_name("SIM_SECONDS")->default_value(3.0, "3"),
-                              "simulated seconds to run, in (0, 1e6]; also the one positional argument");
+    cli.options.add_options()("duration",
+                              po::value<simsync::examples::DurationArgument>()
+                                  ->value_name("DURATION")
+                                  ->default_value(simsync::examples::DurationArgument{3s}, "3s"),
+                              (std::string(simsync::examples::kDurationHelp) + "; also the one positional argument")
+                                  .c_str());
     cli.positional.add("duration", 1);
     int exit_code = 0;
     const auto values = simsync::examples::parse_command_line(argc, argv, cli, exit_code,
                                                               simsync::examples::check_duration_option);
     if (!values) return exit_code;
-    const double seconds = (*values)["duration"].as<double>();
-    const simsync::SimTime end = simsync::sim_time(std::chrono::duration<double>(seconds));
+    const simsync::SimTime end{*simsync::examples::duration_option(*values, "duration")};
 
     simsync::CountingWorld world;
     simsync::SimSyncHandler handler(world, {.step = 1ms});

@@ -274,8 +274,44 @@ TEST_CASE("Config.Load.FromFile")
         FAIL("expected an error");
     } catch (const ConfigError& e) {
         CHECK(e.file() == "does/not/exist.yaml");
-        CHECK(std::string(e.what()).find("cannot open") != std::string::npos);
+        CHECK(e.line() == 0);
+        CHECK(e.column() == 0);
+        // No made-up place (before: "does/not/exist.yaml:0:0: (root): cannot open
+        // the file"), and the system's reason.
+        CHECK(std::string(e.what()) == "does/not/exist.yaml: cannot open the file: No such file or directory");
     }
+    try {
+        load_scenario_file("."); // a directory opens, but does not read
+        FAIL("expected an error");
+    } catch (const ConfigError& e) {
+        CHECK(std::string(e.what()) == ".: cannot read the file: Is a directory");
+    }
+}
+
+TEST_CASE("Config.Durations.ParsedOutsideAFile")
+{
+    // A program's --duration: the file's syntax, and a plain number in the unit given.
+    CHECK(parse_duration("2.5", "s") == 2500ms);
+    CHECK(parse_duration("1ms", "s") == 1ms);
+    CHECK(parse_duration("0.5 s") == 500ms);
+    CHECK(parse_duration("2min", "s") == 120s);
+    CHECK(parse_duration("0") == 0ns);
+    CHECK(parse_duration("250", "us") == 250us);
+    for (const char* text : {"abc", "2.5h", "-1s", "", "1 0 ms"}) {
+        CAPTURE(std::string(text));
+        try {
+            parse_duration(text, "s");
+            FAIL("expected an error");
+        } catch (const Error& e) {
+            CHECK(e.code() == errc::invalid_argument);
+            CHECK(std::string(e.what()).find("expected a duration: a number >= 0 of s (2.5), or a number and a unit") !=
+                  std::string::npos);
+            CHECK(std::string(e.what()).find("got '" + std::string(text) + "'") != std::string::npos);
+        }
+    }
+    CHECK_THROWS_AS(parse_duration("2.5"), Error); // no unit: as in a file
+    CHECK_THROWS_AS(parse_duration("0.5ns", "s"), Error);
+    CHECK_THROWS_AS(parse_duration("1", "hours"), Error);
 }
 
 // ----------------------------------------------------------------- values

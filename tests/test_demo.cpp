@@ -237,11 +237,15 @@ TEST_CASE("Demo.Script.PauseStatusResumeQuit" * doctest::timeout(60))
 
 TEST_CASE("Demo.Duration.EndsByItself" * doctest::timeout(60))
 {
-    Child demo({SIMSYNC_DEMO_PATH, "--duration", "0.5", "--scale", "10"});
-    const auto summary = demo.line_starting("simulated ");
-    REQUIRE(summary);
-    CHECK(summary->find("simulated 0.500 s") != std::string::npos);
-    CHECK(demo.wait_exit() == 0);
+    // Plain seconds, or a unit as in the scenario files.
+    for (const char* duration : {"0.5", "500ms", "0.5s"}) {
+        CAPTURE(duration);
+        Child demo({SIMSYNC_DEMO_PATH, "--duration", duration, "--scale", "10"});
+        const auto summary = demo.line_starting("simulated ");
+        REQUIRE(summary);
+        CHECK(summary->find("simulated 0.500 s") != std::string::npos);
+        CHECK(demo.wait_exit() == 0);
+    }
 }
 
 TEST_CASE("Demo.Errors.BadConfigNamesThePlace" * doctest::timeout(60))
@@ -304,7 +308,7 @@ TEST_CASE("Demo.Options.HelpListsEveryOption" * doctest::timeout(60))
         Child demo({SIMSYNC_DEMO_PATH, flag});
         const std::string help = demo.rest();
         CAPTURE(help);
-        for (const char* option : {"--config FILE", "--duration SIM_SECONDS", "--scale X", "--clock-udp HOST:PORT",
+        for (const char* option : {"--config FILE", "--duration DURATION", "--scale X", "--clock-udp HOST:PORT",
                                    "--trace FILE", "--help"}) {
             CHECK(help.find(option) != std::string::npos);
         }
@@ -323,9 +327,16 @@ TEST_CASE("Demo.Options.ErrorsNameTheOptionAndExitTwo" * doctest::timeout(60))
         {{"--scale", "-1"}, "--scale: expected 0 (unpaced) or a time scale in [1e-06, 1e+06]"},
         {{"--scale", "2e6"}, "--scale: expected 0 (unpaced)"},
         {{"--scale", "nan"}, "--scale: expected 0 (unpaced)"},
-        {{"--scale", "fast"}, "'--scale' is invalid"},
+        // What was expected, not Boost's "the argument ('fast') for option '--scale' is invalid".
+        {{"--scale", "fast"}, "--scale: expected 0 (unpaced) or a time scale in [1e-06, 1e+06], got 'fast'"},
         {{"--scale"}, "'--scale' is missing"},
-        {{"--duration", "0"}, "--duration: expected simulated seconds in (0, 1e6]"},
+        {{"--duration", "0"}, "--duration: expected simulated time in (0, 1e6 s], got 0.000000000 s"},
+        {{"--duration", "2000000"}, "--duration: expected simulated time in (0, 1e6 s], got 2000000.000000000 s"},
+        {{"--duration", "abc"},
+         "--duration: expected a duration: seconds (2.5) or a number and a unit: ns, us, ms, s, min (1ms, 2.5s), "
+         "got 'abc'"},
+        {{"--duration", "-1s"}, "--duration: expected a duration"},
+        {{"--duration", "1h"}, "--duration: expected a duration"},
         {{"--clock-udp", "localhost"}, "--clock-udp: expected host:port"},
         {{"--bogus"}, "unrecognised option '--bogus'"},
         {{"--sca", "2"}, "unrecognised option '--sca'"}, // no abbreviations

@@ -26,8 +26,12 @@ expect_error() {
 }
 expect_error "--scale: expected 0 (unpaced) or a time scale" --scale -1
 expect_error "--scale: expected 0 (unpaced) or a time scale" --scale 1e7
-expect_error "'--scale' is invalid" --scale fast
-expect_error "--duration: expected simulated seconds in (0, 1e6]" --duration 0
+# What was expected, not Boost's "the argument ('fast') for option '--scale' is invalid".
+expect_error "--scale: expected 0 (unpaced) or a time scale in [1e-06, 1e+06], got 'fast'" --scale fast
+expect_error "--duration: expected simulated time in (0, 1e6 s], got 0.000000000 s" --duration 0
+expect_error "--duration: expected a duration: seconds (2.5) or a number and a unit" --duration 5sec
+expect_error "--jitter-us: expected an integer in [-9223372036854775808, 9223372036854775807], got 'lots'" --jitter-us lots
+expect_error "--remote-domain: expected an unsigned integer in [0, 4294967295], got 'x'" --remote-controller spawn --remote-domain x
 expect_error "--seed: expected an unsigned integer" --seed -1
 expect_error "--jitter-us: must be >= 0" --jitter-us -5
 expect_error "unrecognised option '--bogus'" --bogus

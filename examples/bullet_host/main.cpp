@@ -21,7 +21,7 @@
 // only holds time back, so the hash does not depend on it. An operator types pause, resume, step N,
 // scale X, status, quit on stdin, as in simsync-demo (examples/support).
 //
-// Usage: simsync-bullet-host [--config FILE] [--duration SIM_SECONDS] [--scale X]
+// Usage: simsync-bullet-host [--config FILE] [--duration DURATION] [--scale X]
 //                            [--trace FILE] [--jitter-us N] [--seed S] [--chaos]
 //                            [--host-steps] [--no-threads] [--sensors inline|threads]
 //                            [--ros2-clock [DOMAIN]] [--ros2-network NET]
@@ -107,7 +107,7 @@ clock:
 struct Options {
     std::string config_file;
     std::string trace_file;
-    double duration_seconds = 5.0;
+    simsync::SimDuration duration = std::chrono::seconds(5);
     std::int64_t jitter_us = 0;
     std::optional<std::uint64_t> seed;
     simsync::examples::po::variables_map values; // --scale is applied from here
@@ -128,7 +128,7 @@ simsync::examples::CommandLine command_line()
     namespace po = simsync::examples::po;
     simsync::examples::CommandLine cli;
     cli.program = "simsync-bullet-host";
-    cli.synopsis = "[--config FILE] [--duration SIM_SECONDS] [--scale X] [--trace FILE]\n"
+    cli.synopsis = "[--config FILE] [--duration DURATION] [--scale X] [--trace FILE]\n"
                    "                           [--jitter-us N] [--seed S] [--chaos] [--host-steps] [--no-threads]\n"
                    "                           [--sensors inline|threads] [--web [HOST:]PORT]\n"
                    "                           [--ros2-clock [DOMAIN]] [--ros2-network NET] [--ros2-security FILE]\n"
@@ -141,8 +141,11 @@ simsync::examples::CommandLine command_line()
     cli.options.add_options()
         ("config", po::value<std::string>()->value_name("FILE"),
          "scenario YAML: handler, time, world (type bullet), pacer, clock (default: the embedded scenario)")
-        ("duration", po::value<double>()->value_name("SIM_SECONDS")->default_value(5.0, "5"),
-         "simulated seconds to run, in (0, 1e6]");
+        ("duration",
+         po::value<simsync::examples::DurationArgument>()
+             ->value_name("DURATION")
+             ->default_value(simsync::examples::DurationArgument{std::chrono::seconds(5)}, "5s"),
+         (std::string("how long to run: ") + simsync::examples::kDurationHelp).c_str());
     simsync::examples::add_scale_option(cli.options);
     cli.options.add_options()
         ("trace", po::value<std::string>()->value_name("FILE"),
@@ -333,7 +336,7 @@ std::optional<Options> parse_options(int argc, char** argv, int& exit_code)
     const po::variables_map& v = *values;
     if (v.count("config") != 0) o.config_file = v["config"].as<std::string>();
     if (v.count("trace") != 0) o.trace_file = v["trace"].as<std::string>();
-    o.duration_seconds = v["duration"].as<double>();
+    o.duration = *simsync::examples::duration_option(v, "duration");
     o.jitter_us = v["jitter-us"].as<std::int64_t>();
     o.no_threads = v["no-threads"].as<bool>();
     o.chaos = v["chaos"].as<bool>();
@@ -920,7 +923,7 @@ int main(int argc, char** argv)
     }
     const simsync::SimDuration step = setup.handler.step;
     const simsync::SimTime end =
-        simsync::round_to_grid(simsync::sim_time(std::chrono::duration<double>(options.duration_seconds)), step);
+        simsync::round_to_grid(simsync::SimTime{options.duration}, step);
     if (end <= simsync::kSimStart) {
         std::fprintf(stderr, "simsync-bullet-host: --duration: shorter than one step (%s s)\n",
                      simsync::format_seconds(step).c_str());

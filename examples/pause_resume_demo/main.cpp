@@ -2,7 +2,7 @@
 // publisher and a pacing view, all accessors of one SimSyncHandler, that an
 // operator pauses, steps and resumes without any of them noticing.
 //
-// Usage: simsync-demo [--config FILE] [--duration SIM_SECONDS] [--scale X]
+// Usage: simsync-demo [--config FILE] [--duration DURATION] [--scale X]
 //                     [--clock-udp HOST:PORT]... [--ros2-clock [DOMAIN]] [--trace FILE]
 //                     [--web [HOST:]PORT]
 // (--help lists them; --scale 0 runs unpaced.)
@@ -35,15 +35,17 @@ simsync::examples::CommandLine command_line()
 {
     simsync::examples::CommandLine cli;
     cli.program = "simsync-demo";
-    cli.synopsis = "[--config FILE] [--duration SIM_SECONDS] [--scale X] [--clock-udp HOST:PORT]...\n"
+    cli.synopsis = "[--config FILE] [--duration DURATION] [--scale X] [--clock-udp HOST:PORT]...\n"
                    "                    [--ros2-clock [DOMAIN]] [--ros2-network NET] [--ros2-security FILE]\n"
                    "                    [--trace FILE] [--web [HOST:]PORT]";
     cli.summary = "Bouncing balls, sensor threads, a controller, a clock publisher and a pacer on one simulated clock.";
     cli.options.add_options()
         ("config", po::value<std::string>()->value_name("FILE"),
          "scenario YAML (docs/config.md; default: the embedded scenario)")
-        ("duration", po::value<double>()->value_name("SIM_SECONDS"),
-         "run this many simulated seconds, then quit (default: until quit), in (0, 1e6]");
+        ("duration", po::value<simsync::examples::DurationArgument>()->value_name("DURATION"),
+         (std::string("run this long, then quit (default: until quit or SIGINT/SIGTERM); ") +
+          simsync::examples::kDurationHelp)
+             .c_str());
     simsync::examples::add_scale_option(cli.options);
     cli.options.add_options()
         ("clock-udp", po::value<std::vector<std::string>>()->value_name("HOST:PORT")->composing(),
@@ -119,8 +121,8 @@ int main(int argc, char** argv)
 
     try {
         demo::RunOptions run;
-        if (values->count("duration") != 0) {
-            run.end = simsync::sim_time(std::chrono::duration<double>((*values)["duration"].as<double>()));
+        if (const auto duration = simsync::examples::duration_option(*values, "duration")) {
+            run.end = simsync::SimTime{*duration};
         }
         if (values->count("trace") != 0) run.trace_file = (*values)["trace"].as<std::string>();
         if (values->count("web") != 0) run.web = (*values)["web"].as<std::string>();

@@ -26,6 +26,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -35,7 +36,9 @@ namespace simsync {
 /// A configuration error: where (file, 1-based line and column) and which key
 /// (a path such as `accessors[2].rate`), and what was expected.
 /// what() reads "scenario.yaml:12:11: accessors[2].rate: expected ..., got 'fast'".
-/// Line and column are 0 when the file itself cannot be read.
+/// An error about the file as a whole has no place: line and column 0, an empty
+/// key, and what() reads "nope.yaml: cannot open the file: No such file or
+/// directory", with the system's reason.
 /// Copy/move: a value type, like Error.
 class ConfigError : public Error {
 public:
@@ -253,6 +256,16 @@ struct ExtensionSinkConfig {
 
 /// One entry of `clock.sinks`: a built-in UDP sink or one of a registered kind.
 using ClockSinkConfig = std::variant<UdpSinkConfig, ExtensionSinkConfig>;
+
+/// Reads a duration written as a scenario file writes one (ConfigNode::as_duration:
+/// "10ms", "0.5 s", "250us", "2min", a plain 0) from text that does not come
+/// from a file, such as a program's `--duration 2.5s`. With `bare_unit` ("ns",
+/// "us", "ms", "s" or "min") a plain number is read in that unit ("2.5" with
+/// "s": 2.5 s); without, a plain number other than 0 is an error, as in a file.
+/// Exact integer nanoseconds. Any thread.
+/// @throws simsync::Error (invalid_argument) saying what was expected and what
+///         was got, or naming an unknown `bare_unit`.
+std::chrono::nanoseconds parse_duration(std::string_view text, std::string_view bare_unit = {});
 
 /// Parses "HOST:PORT" (the last colon splits; `[v6]:PORT` for IPv6 literals,
 /// brackets removed from the host; port 1..65535 in decimal), as

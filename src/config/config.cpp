@@ -9,8 +9,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -31,6 +34,12 @@ __extension__ typedef __int128 Int128; // exact products of two 64-bit values
 std::string locate(const std::string& file, int line, int column, const std::string& key, const std::string& msg)
 {
     std::ostringstream out;
+    // A place that is not known (0:0: the file as a whole, e.g. one that cannot
+    // be opened) is not printed as one.
+    if (line == 0 && column == 0 && key.empty()) {
+        out << file << ": " << msg;
+        return out.str();
+    }
     out << file << ':' << line << ':' << column << ": " << (key.empty() ? std::string("(root)") : key) << ": " << msg;
     return out.str();
 }
@@ -243,12 +252,18 @@ ConfigNode ConfigNode::parse(const std::string& text, const std::string& file)
 
 ConfigNode ConfigNode::load_file(const std::string& path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw ConfigError(path, 0, 0, "", "cannot open the file");
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) throw ConfigError(path, 0, 0, "", "cannot read the file");
-    return parse(text.str(), path);
+    // C stdio rather than a stream: errno says why a file cannot be opened or read.
+    errno = 0;
+    std::FILE* file = std::fopen(path.c_str(), "rb");
+    if (file == nullptr) throw ConfigError(path, 0, 0, "", std::string("cannot open the file: ") + std::strerror(errno));
+    std::string text;
+    char buffer[65536];
+    std::size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof buffer, file)) > 0) text.append(buffer, n);
+    const int read_error = std::ferror(file) ? errno : 0;
+    std::fclose(file);
+    if (read_error != 0) throw ConfigError(path, 0, 0, "", std::string("cannot read the file: ") + std::strerror(read_error));
+    return parse(text, path);
 }
 
 const std::string& ConfigNode::path() const noexcept { return impl_->path; }
@@ -477,30 +492,66 @@ NumberAndUnit split_unit(std::string_view s)
 
 } // namespace
 
-std::chrono::nanoseconds ConfigNode::as_duration() const
+namespace {
+
+// The scenario format's duration syntax, shared by ConfigNode::as_duration and
+// parse_duration: the value, or why not (what was expected and what was got).
+struct DurationOrError {
+    std::chrono::nanoseconds value{};
+    std::string error; // empty: `value` is valid
+};
+
+DurationOrError read_duration(std::string_view s, std::string_view bare_unit)
 {
-    const std::string s = as_string();
-    const std::string expected =
-        "expected a duration: a number >= 0 and a unit (ns, us, ms, s, min), e.g. 10ms or 0.5 s; got '" + s + "'";
-    if (!s.empty() && (s.front() == '-' || s.front() == '+')) fail(expected + " (durations have no sign)");
-    const auto [number, unit] = split_unit(s);
+    const std::string got = "got '" + std::string(s) + "'";
+    const std::string expected = bare_unit.empty()
+                                     ? "expected a duration: a number >= 0 and a unit (ns, us, ms, s, min), e.g. 10ms "
+                                       "or 0.5 s; " + got
+                                     : "expected a duration: a number >= 0 of " + std::string(bare_unit) +
+                                           " (2.5), or a number and a unit (ns, us, ms, s, min), e.g. 10ms or 0.5 s; " +
+                                           got;
+    if (!s.empty() && (s.front() == '-' || s.front() == '+')) return {{}, expected + " (durations have no sign)"};
+    auto [number, unit] = split_unit(s);
     std::int64_t num = 0;
     std::int64_t den = 1;
     int decimals = 0;
-    if (!parse_decimal(number, num, den, decimals)) fail(expected);
+    if (!parse_decimal(number, num, den, decimals)) return {{}, expected};
+    if (unit.empty() && number.size() == s.size() && !bare_unit.empty()) unit = bare_unit;
     std::int64_t unit_ns = 0;
     if (unit == "ns") unit_ns = 1;
     else if (unit == "us") unit_ns = 1'000;
     else if (unit == "ms") unit_ns = 1'000'000;
     else if (unit == "s") unit_ns = 1'000'000'000;
     else if (unit == "min") unit_ns = 60'000'000'000;
-    else if (unit.empty() && num == 0 && number.size() == s.size()) return std::chrono::nanoseconds::zero();
-    else fail(expected);
+    else if (unit.empty() && num == 0 && number.size() == s.size()) return {std::chrono::nanoseconds::zero(), {}};
+    else return {{}, expected};
     const Int128 scaled = static_cast<Int128>(num) * unit_ns;
-    if (scaled % den != 0) fail("'" + s + "' is not a whole number of nanoseconds");
+    if (scaled % den != 0) return {{}, "'" + std::string(s) + "' is not a whole number of nanoseconds"};
     const Int128 ns = scaled / den;
-    if (ns > std::numeric_limits<std::int64_t>::max()) fail("'" + s + "' is longer than about 292 years");
-    return std::chrono::nanoseconds{static_cast<std::int64_t>(ns)};
+    if (ns > std::numeric_limits<std::int64_t>::max()) {
+        return {{}, "'" + std::string(s) + "' is longer than about 292 years"};
+    }
+    return {std::chrono::nanoseconds{static_cast<std::int64_t>(ns)}, {}};
+}
+
+} // namespace
+
+std::chrono::nanoseconds ConfigNode::as_duration() const
+{
+    const DurationOrError d = read_duration(as_string(), {});
+    if (!d.error.empty()) fail(d.error);
+    return d.value;
+}
+
+std::chrono::nanoseconds parse_duration(std::string_view text, std::string_view bare_unit)
+{
+    if (!bare_unit.empty() && bare_unit != "ns" && bare_unit != "us" && bare_unit != "ms" && bare_unit != "s" &&
+        bare_unit != "min") {
+        throw Error(errc::invalid_argument, "parse_duration: unknown unit '" + std::string(bare_unit) + "'");
+    }
+    const DurationOrError d = read_duration(text, bare_unit);
+    if (!d.error.empty()) throw Error(errc::invalid_argument, d.error);
+    return d.value;
 }
 
 std::pair<std::int64_t, std::int64_t> ConfigNode::as_rate() const
