@@ -41,9 +41,11 @@
 #include "command_line.hpp"
 #include "operator_console.hpp"
 #include "dds_security.hpp"
+#include "pause_at_end.hpp"
 #include "remote_link.hpp"
 #include "ros2_clock.hpp"
 #include "scenario_clock.hpp"
+#include "stop_signals.hpp"
 
 #include <simsync/asio.hpp>
 #include <simsync/bullet/bullet.hpp>
@@ -488,6 +490,7 @@ struct RunResult {
     std::vector<Participant> participants;
     ChaosStats chaos;
     bool quit = false;                         // the operator quit before the end
+    int signal = 0;                            // ... by SIGINT or SIGTERM (its number), or 0
     simsync::SimTime reached{};                // simulated time when the run ended
     std::optional<simsync::PacerStats> pacer;  // if paced
     std::uint64_t clock_messages = 0;          // published by the clock publisher
@@ -511,32 +514,39 @@ RunResult run_without_threads(const Options& options, const HostSetup& setup, si
 
     for (simsync::SimTime t = simsync::kSimStart;; t += step) {
         if (t == slipped_push_at) controller.push(world);
-        for (std::size_t i = 0; i < participants.size(); ++i) {
-            Participant& p = participants[i];
-            if (finished[i]) continue;
-            const bool is_controller = p.mode == simsync::AccessMode::exclusive;
-            const simsync::SimTime at = controller_or_sensor_instant(p.rate_hz, next[i], end, is_controller);
-            if (at > end) {
-                finished[i] = true;
-                continue;
-            }
-            if (simsync::round_to_grid(at, step, setup.handler.rounding) != t) continue;
-            if (is_controller) {
-                if (t == end) {
-                    controller.finish(world);
+        // A participant faster than the step asks several times at one instant;
+        // the handler grants repeats in rounds (everybody's n-th grant at t
+        // before anybody's (n+1)-th), so this loop does too.
+        for (bool granted = true; granted;) {
+            granted = false;
+            for (std::size_t i = 0; i < participants.size(); ++i) {
+                Participant& p = participants[i];
+                if (finished[i]) continue;
+                const bool is_controller = p.mode == simsync::AccessMode::exclusive;
+                const simsync::SimTime at = controller_or_sensor_instant(p.rate_hz, next[i], end, is_controller);
+                if (at > end) {
                     finished[i] = true;
-                } else if (options.slip_tick && *options.slip_tick == next[i]) {
-                    controller.record(world);
-                    slipped_push_at = t + step;
-                } else {
-                    controller.tick(world);
+                    continue;
                 }
-            } else {
-                p.last_reading = read_sensor(world);
+                if (simsync::round_to_grid(at, step, setup.handler.rounding) != t) continue;
+                if (is_controller) {
+                    if (t == end) {
+                        controller.finish(world);
+                        finished[i] = true;
+                    } else if (options.slip_tick && *options.slip_tick == next[i]) {
+                        controller.record(world);
+                        slipped_push_at = t + step;
+                    } else {
+                        controller.tick(world);
+                    }
+                } else {
+                    p.last_reading = read_sensor(world);
+                }
+                ++p.grants;
+                p.last_grant = t;
+                ++next[i];
+                granted = true;
             }
-            ++p.grants;
-            p.last_grant = t;
-            ++next[i];
         }
         if (t >= end) break;
         world.step(step);
@@ -573,11 +583,11 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
                                                                      .mode = p.mode, .priority = p.priority,
                                                                      .first_request = simsync::kSimStart}));
     }
-    // Time stops at the end: a lockstep accessor last in every order holds it
-    // there, so the pacer (or the clock publisher) cannot run the world past it
-    // while the participants finish. It never asks; stop() releases it.
-    simsync::Accessor end_keeper = handler.register_accessor(
-        "end", {.kind = simsync::AccessorKind::lockstep, .priority = INT_MIN, .first_request = end});
+    // Time stops at the end, so the pacer (or the clock publisher) cannot run
+    // the world past it while the participants finish their last requests
+    // there (served while paused: a sensor that asks twice at the end is not
+    // held back).
+    simsync::examples::PauseAtEnd pause_at_end(handler, end, {});
 
     // The controller in another process: the Bridge serves it inside this
     // handler's accesses (remote_link.hpp). The sensors, registered above with
@@ -787,19 +797,23 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
     if (options.chaos) operator_thread = std::thread(chaos_thread);
     // The human operator (stdin). `quit` stops the handler: every waiting
     // request returns `stopped`, the participants end, the run ends early.
+    // SIGINT and SIGTERM do what `quit` does.
     simsync::SimTime quit_at{};
     bool operator_quit = false; // guarded by quit_mutex
     std::mutex quit_mutex;
-    simsync::examples::OperatorConsole console(
-        handler, scale,
-        [&] {
-            std::lock_guard<std::mutex> g(quit_mutex);
-            if (quitting.exchange(true)) return;
-            operator_quit = true;
-            quit_at = handler.now();
-            handler.stop();
-        },
-        /*quit_at_end_of_input=*/false); // the run ends at --duration
+    auto quit_now = [&] {
+        std::lock_guard<std::mutex> g(quit_mutex);
+        if (quitting.exchange(true)) return;
+        operator_quit = true;
+        quit_at = handler.now();
+        handler.stop();
+    };
+    simsync::examples::StopOnSignals signals([&](int) { quit_now(); });
+    // The end of input is no quit: the run ends at --duration.
+    simsync::examples::OperatorConsole console(handler, scale, quit_now,
+                                               {.program = "simsync-bullet-host",
+                                                .start_paused = setup.handler.start_paused,
+                                                .web_console = !options.web.empty()});
 
     std::optional<simsync::PacerStats> pacer_stats;
     std::uint64_t clock_messages = 0;
@@ -823,13 +837,16 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
             sensors_cv.wait(lock, [&] { return sensors_running == 0; });
         }
         done = true;
-        if (operator_thread.joinable()) operator_thread.join();
-        if (pacer) pacer_stats = pacer->stats();
         {
             std::lock_guard<std::mutex> g(quit_mutex);
             quitting = true; // a late `quit` from here on changes nothing
         }
+        // Before the chaos thread is joined: if it resumed after the end, it
+        // may be the thread stepping the clock publisher on (unpaced, nobody
+        // else bounds time), and only stop() ends that.
         handler.stop();
+        if (operator_thread.joinable()) operator_thread.join();
+        if (pacer) pacer_stats = pacer->stats();
         console.stop();
 #if SIMSYNC_EXAMPLES_WEB
         web.reset(); // before the pacer it reads
@@ -866,6 +883,7 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
     r.participants = std::move(participants);
     r.chaos = chaos;
     r.quit = quit;
+    r.signal = signals.received();
     r.reached = quit ? quit_at : (cut_short ? handler.now() : end);
     r.pacer = pacer_stats;
     r.clock_messages = clock_messages;
@@ -949,6 +967,10 @@ int main(int argc, char** argv)
         } else {
             std::printf("unpaced\n");
         }
+        std::printf("%s\n", simsync::examples::clock_plan_line(setup.clock, setup.time_source).c_str());
+        if (const auto warning = simsync::examples::time_source_warning(setup.time_source, setup.clock)) {
+            std::fprintf(stderr, "simsync-bullet-host: warning: %s\n", warning->c_str());
+        }
         if (options.remote) {
             const bh::RemoteControllerOptions& ro = *options.remote;
             std::printf("controller in another process (%s): DDS domain %u, %s, partition %s, tag '%s'",
@@ -1001,8 +1023,9 @@ int main(int argc, char** argv)
     }
     std::printf(", wall %.3f s, real-time factor %.2f\n", wall, seconds(result.reached) / wall);
     if (result.pacer) std::printf("%s\n", simsync::examples::pacer_summary(*result.pacer).c_str());
-    if (result.clock_messages > 0) {
-        std::printf("clock: %llu messages published\n", static_cast<unsigned long long>(result.clock_messages));
+    if (setup.clock.enabled && !options.no_threads) {
+        std::printf("%s\n",
+                    simsync::examples::clock_summary_line(setup.clock, setup.time_source, result.clock_messages).c_str());
     }
     if (!options.trace_file.empty() && !options.no_threads) {
         std::vector<simsync::examples::TraceTrack> tracks;
@@ -1018,7 +1041,9 @@ int main(int argc, char** argv)
         std::printf("trace written to %s\n", options.trace_file.c_str());
     }
     if (result.quit) {
-        std::printf("quit by the operator at %s s: the hash covers the run up to there only\n",
+        std::printf("%s at %s s: the hash covers the run up to there only\n",
+                    result.signal != 0 ? (std::string("ended by ") + simsync::examples::signal_name(result.signal)).c_str()
+                                       : "quit by the operator",
                     simsync::format_seconds(result.reached).c_str());
     }
     if (!result.remote_summary.empty()) std::printf("%s\n", result.remote_summary.c_str());

@@ -41,7 +41,7 @@ simsync::examples::CommandLine command_line()
     cli.summary = "Bouncing balls, sensor threads, a controller, a clock publisher and a pacer on one simulated clock.";
     cli.options.add_options()
         ("config", po::value<std::string>()->value_name("FILE"),
-         "scenario YAML (docs/config.md; default: the embedded scenario)")
+         "scenario YAML (docs/config.md; default: examples/pause_resume_demo/scenario.yaml, compiled in)")
         ("duration", po::value<simsync::examples::DurationArgument>()->value_name("DURATION"),
          (std::string("run this long, then quit (default: until quit or SIGINT/SIGTERM); ") +
           simsync::examples::kDurationHelp)
@@ -104,7 +104,7 @@ int main(int argc, char** argv)
         const simsync::ScenarioExtensions extensions = demo::scenario_extensions();
         config = values->count("config") != 0
                      ? simsync::load_scenario_file((*values)["config"].as<std::string>(), extensions)
-                     : simsync::load_scenario_string(demo::kDefaultScenario, "<embedded scenario>", extensions);
+                     : simsync::load_scenario_string(demo::kDefaultScenario, demo::kDefaultScenarioName, extensions);
         demo::check_scenario(config);
     } catch (const simsync::Error& e) { // ConfigError: file:line:column: key: what
         std::fprintf(stderr, "simsync-demo: %s\n", e.what());

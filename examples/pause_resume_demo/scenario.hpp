@@ -9,8 +9,10 @@
 
 namespace demo {
 
-// The scenario `simsync-demo` runs without --config.
+// The scenario `simsync-demo` runs without --config: the text of
+// examples/pause_resume_demo/scenario.yaml, compiled in.
 extern const char* const kDefaultScenario;
+inline constexpr const char* kDefaultScenarioName = "examples/pause_resume_demo/scenario.yaml (embedded)";
 
 // The demo's part of the scenario format: the `bouncing_balls` world type
 // (keys `bodies`, 1..10000, and `restitution`, 0..1) and the `ros2` clock sink
@@ -18,8 +20,9 @@ extern const char* const kDefaultScenario;
 simsync::ScenarioExtensions scenario_extensions();
 
 // What the format leaves to the program, checked right after loading: every
-// accessor's role is sensor or controller, and a controller (it writes) is
-// exclusive. @throws simsync::ConfigError at the offending key.
+// accessor's role is sensor or controller, a controller (it writes) is
+// exclusive, and no accessor takes the name of the --duration end marker
+// ("--duration", PauseAtEnd). @throws simsync::ConfigError at the offending key.
 void check_scenario(const simsync::ScenarioConfig& config);
 
 struct RunOptions {
