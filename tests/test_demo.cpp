@@ -27,7 +27,10 @@
 #include <csignal>
 #include <cstddef>
 #include <cstdio>
+#include <cmath>
+#include <cstdint>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -614,4 +617,62 @@ TEST_CASE("Demo.Scenario.TheSummarySaysWhereClockMessagesWent" * doctest::timeou
         CHECK(demo.wait_exit() == 0);
     }
     std::remove(file.c_str());
+}
+
+TEST_CASE("Demo.Trace.AnUnwritablePathIsRefusedBeforeTheRun" * doctest::timeout(60))
+{
+    // Before: the whole run, then "cannot write the trace file", exit 1, no reason.
+    Child demo({SIMSYNC_DEMO_PATH, "--trace", "/nonexistent-simsync-dir/trace.json", "--duration", "0.2", "--scale", "0"},
+               Child::Io::pipes_with_stderr);
+    const std::string out = demo.rest();
+    CAPTURE(out);
+    CHECK(out.find("simsync-demo: --trace: cannot write the trace file '/nonexistent-simsync-dir/trace.json': No such "
+                   "file or directory") != std::string::npos);
+    CHECK(out.find("simulated ") == std::string::npos); // no run
+    CHECK(demo.wait_exit() == 2);
+}
+
+TEST_CASE("Demo.Trace.WaitAndHoldAreSeparateSlices" * doctest::timeout(60))
+{
+    // Before: one slice from the request to the release, so every track looked busy.
+    const std::string trace = "simsync_demo_test_slices.json";
+    Child demo({SIMSYNC_DEMO_PATH, "--trace", trace, "--duration", "0.2", "--scale", "0"});
+    CHECK(demo.wait_exit() == 0);
+    boost::property_tree::ptree tree;
+    REQUIRE_NOTHROW(boost::property_tree::read_json(trace, tree));
+    struct Last {
+        std::string name;
+        double end = 0;
+        std::int64_t granted_ns = -1;
+    };
+    std::map<int, Last> last; // per track
+    std::map<std::string, int> count;
+    for (const auto& [key, e] : tree.get_child("traceEvents")) {
+        if (e.get<std::string>("ph") != "X") continue;
+        const int tid = e.get<int>("tid");
+        const std::string name = e.get<std::string>("name");
+        const double ts = e.get<double>("ts");
+        const double dur = e.get<double>("dur");
+        const std::int64_t granted_ns = e.get<std::int64_t>("args.granted_ns");
+        CAPTURE(tid);
+        CAPTURE(ts);
+        CHECK(dur >= 0);
+        ++count[name];
+        Last& l = last[tid];
+        if (name == "hold") {
+            // Right after the wait of the same access.
+            CHECK(l.name == "wait");
+            CHECK(std::abs(ts - l.end) < 0.002);
+            CHECK(granted_ns == l.granted_ns);
+        } else {
+            CHECK(name == "wait");
+            CHECK((l.name.empty() || l.name == "hold"));
+            CHECK(ts >= l.end - 0.002);
+        }
+        l = {name, ts + dur, granted_ns};
+    }
+    CHECK(count["wait"] == 41 + 7 + 3 + 21); // lidar, camera, gps, controller in 0.2 s
+    CHECK(count["wait"] == count["hold"]);
+    CHECK(count.size() == 2);
+    std::remove(trace.c_str());
 }

@@ -45,6 +45,15 @@ expect_error "--remote-domain: only with --remote-controller" --remote-domain 5
 # Without the dds adapter the message says so instead; either way it names the option.
 expect_error "--remote-controller: " --remote-controller fibres
 
+expect_error "--trace: traces the accessors' threads: not with --no-threads" --trace "$tmp/t.json" --no-threads
+# An unwritable trace path fails at the start, with the reason (before: after the run, exit 1).
+expect_error "--trace: cannot write the trace file '$tmp/no/t.json': No such file or directory" --trace "$tmp/no/t.json"
+grep -q "trajectory_hash" "$tmp/out" && fail "--trace to an unwritable path ran the simulation first"
+"$host" --scale 0 --duration 0.1 --trace "$tmp/t.json" </dev/null >/dev/null || fail "--trace exited $?"
+# A wait slice and a hold slice per access (before: one slice, request to release).
+waits=$(grep -c '"name":"wait"' "$tmp/t.json") holds=$(grep -c '"name":"hold"' "$tmp/t.json")
+(( waits > 0 && waits == holds )) || fail "--trace: $waits wait and $holds hold slices"
+
 printf 'world:\n  type: bullet\n  bodies:\n    - {name: a, shape: box, mass: -1}\n' >"$tmp/bad.yaml"
 expect_error "$tmp/bad.yaml:4:35: world.bodies[0].mass: expected a number >= 0" --config "$tmp/bad.yaml"
 printf 'world:\n  type: bouncing_balls\n' >"$tmp/balls.yaml"

@@ -151,7 +151,8 @@ simsync::examples::CommandLine command_line()
     simsync::examples::add_scale_option(cli.options);
     cli.options.add_options()
         ("trace", po::value<std::string>()->value_name("FILE"),
-         "Chrome trace JSON of every access (Perfetto, chrome://tracing)")
+         "Chrome trace JSON of every access, its wait and its hold (Perfetto, chrome://tracing); the file is "
+         "created at the start")
         ("jitter-us", po::value<std::int64_t>()->value_name("N")->default_value(0),
          "every accessor thread sleeps 0..N us before each request and inside each access")
         ("seed", po::value<std::string>()->value_name("S"),
@@ -316,6 +317,9 @@ std::optional<Options> parse_options(int argc, char** argv, int& exit_code)
         const std::string& sensors = v["sensors"].as<std::string>();
         if (sensors != "inline" && sensors != "threads") {
             simsync::examples::option_error("sensors", "'" + sensors + "' is neither 'inline' nor 'threads'");
+        }
+        if (v.count("trace") != 0 && v["no-threads"].as<bool>()) {
+            simsync::examples::option_error("trace", "traces the accessors' threads: not with --no-threads");
         }
         if (v.count("slip-tick") != 0 && !v["no-threads"].as<bool>()) {
             simsync::examples::option_error("slip-tick", "a test hook of --no-threads");
@@ -662,7 +666,7 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
             p.last_grant = access.granted_time();
             const bool last = is_controller && access.granted_time() >= end;
             if (!last) access.release(controller_or_sensor_instant(p.rate_hz, n + 1, end, is_controller));
-            if (tracing) p.trace.push_back({at, p.last_grant, asked, std::chrono::steady_clock::now()});
+            if (tracing) p.trace.push_back({at, p.last_grant, asked, granted_at, std::chrono::steady_clock::now()});
 #if SIMSYNC_EXAMPLES_WEB
             if (p.track != nullptr) {
                 p.track->record({.requested = at, .granted = p.last_grant, .asked = asked, .granted_at = granted_at,
@@ -698,7 +702,9 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
                 ++q.grants;
                 q.last_grant = access.granted_time();
                 access.release(next);
-                if (tracing) q.trace.push_back({at, q.last_grant, asked, std::chrono::steady_clock::now()});
+                if (tracing) {
+                    q.trace.push_back({at, q.last_grant, asked, granted_at, std::chrono::steady_clock::now()});
+                }
 #if SIMSYNC_EXAMPLES_WEB
                 if (q.track != nullptr) {
                     q.track->record({.requested = at, .granted = q.last_grant, .asked = asked,
@@ -939,6 +945,16 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "simsync-bullet-host: %s\n", e.what());
         return 2;
     }
+    // Opened now: a path that cannot be written is refused before the run.
+    std::optional<simsync::examples::ChromeTraceFile> trace;
+    if (!options.trace_file.empty()) {
+        try {
+            trace.emplace(options.trace_file);
+        } catch (const std::runtime_error& e) {
+            std::fprintf(stderr, "simsync-bullet-host: --trace: %s\n", e.what());
+            return 2;
+        }
+    }
     const simsync::SimDuration step = setup.handler.step;
     const simsync::SimTime end =
         simsync::round_to_grid(simsync::SimTime{options.duration}, step);
@@ -1027,18 +1043,18 @@ int main(int argc, char** argv)
         std::printf("%s\n",
                     simsync::examples::clock_summary_line(setup.clock, setup.time_source, result.clock_messages).c_str());
     }
-    if (!options.trace_file.empty() && !options.no_threads) {
+    if (trace) {
         std::vector<simsync::examples::TraceTrack> tracks;
         for (const Participant& p : result.participants) {
             tracks.push_back({p.name, simsync::to_string(p.mode), &p.trace});
         }
         try {
-            simsync::examples::write_chrome_trace(options.trace_file, tracks, result.wall_start);
+            trace->write(tracks, result.wall_start);
         } catch (const std::exception& e) {
             std::fprintf(stderr, "error: %s\n", e.what());
             return 1;
         }
-        std::printf("trace written to %s\n", options.trace_file.c_str());
+        std::printf("trace written to %s\n", trace->path().c_str());
     }
     if (result.quit) {
         std::printf("%s at %s s: the hash covers the run up to there only\n",

@@ -24,6 +24,8 @@
 
 #include <cstdio>
 #include <exception>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -53,7 +55,8 @@ simsync::examples::CommandLine command_line()
     simsync::examples::add_ros2_clock_options(cli.options);
     cli.options.add_options()
         ("trace", po::value<std::string>()->value_name("FILE"),
-         "write a Chrome trace JSON of every grant (Perfetto, chrome://tracing)")
+         "write a Chrome trace JSON of every access, its wait and its hold (Perfetto, chrome://tracing); "
+         "the file is created at the start")
         ("web", po::value<std::string>()->value_name("[HOST:]PORT"),
          "serve the live web console (loopback unless HOST says otherwise; port 0: a free one, the URL is printed; "
          "a non-loopback HOST requires the printed token for control)");
@@ -124,7 +127,17 @@ int main(int argc, char** argv)
         if (const auto duration = simsync::examples::duration_option(*values, "duration")) {
             run.end = simsync::SimTime{*duration};
         }
-        if (values->count("trace") != 0) run.trace_file = (*values)["trace"].as<std::string>();
+        std::optional<simsync::examples::ChromeTraceFile> trace;
+        if (values->count("trace") != 0) {
+            // Opened now: a path that cannot be written is refused before the run.
+            try {
+                trace.emplace((*values)["trace"].as<std::string>());
+            } catch (const std::runtime_error& e) {
+                std::fprintf(stderr, "simsync-demo: --trace: %s\n", e.what());
+                return 2;
+            }
+            run.trace = &*trace;
+        }
         if (values->count("web") != 0) run.web = (*values)["web"].as<std::string>();
         return demo::run_scenario(config, run);
     } catch (const std::exception& e) {

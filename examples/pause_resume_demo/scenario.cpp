@@ -87,14 +87,14 @@ std::unique_ptr<BallsWorld> make_world(const simsync::ScenarioConfig& config)
     return std::make_unique<BallsWorld>(static_cast<std::size_t>(b.bodies), b.restitution);
 }
 
-void write_trace(const std::string& file, const std::vector<std::unique_ptr<Participant>>& participants,
+void write_trace(simsync::examples::ChromeTraceFile& file, const std::vector<std::unique_ptr<Participant>>& participants,
                  WallClock::time_point origin)
 {
     std::vector<simsync::examples::TraceTrack> tracks;
     for (const auto& p : participants) {
         tracks.push_back({p->config.name, simsync::to_string(p->config.mode), &p->stats.trace});
     }
-    simsync::examples::write_chrome_trace(file, tracks, origin);
+    file.write(tracks, origin);
 }
 
 void accessor_loop(Participant& p, simsync::SimSyncHandler& handler, const std::optional<SimTime>& end,
@@ -139,7 +139,7 @@ void accessor_loop(Participant& p, simsync::SimSyncHandler& handler, const std::
         } else {
             access.release();
         }
-        if (tracing) s.trace.push_back({want, access.granted_time(), wall_start, WallClock::now()});
+        if (tracing) s.trace.push_back({want, access.granted_time(), wall_start, granted_at, WallClock::now()});
 #if SIMSYNC_EXAMPLES_WEB
         if (p.track != nullptr) {
             p.track->record({.requested = want, .granted = access.granted_time(), .asked = wall_start,
@@ -326,7 +326,7 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
     std::vector<std::thread> threads;
     for (auto& p : participants) {
         threads.emplace_back([&, raw = p.get()] {
-            accessor_loop(*raw, handler, options.end, !options.trace_file.empty());
+            accessor_loop(*raw, handler, options.end, options.trace != nullptr);
             if (options.end) end_parts.done();
         });
     }
@@ -373,9 +373,9 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
     if (config.clock.enabled) {
         std::printf("%s\n", simsync::examples::clock_summary_line(config.clock, config.time_source, clock_messages).c_str());
     }
-    if (!options.trace_file.empty()) {
-        write_trace(options.trace_file, participants, wall_start);
-        std::printf("trace written to %s\n", options.trace_file.c_str());
+    if (options.trace != nullptr) {
+        write_trace(*options.trace, participants, wall_start);
+        std::printf("trace written to %s\n", options.trace->path().c_str());
     }
     return 0;
 }

@@ -2,6 +2,8 @@
 // Runs a ScenarioConfig: the demo's world, its accessor threads, the operator's
 // commands, the status line and the final summary.
 
+#include "chrome_trace.hpp"
+
 #include <simsync/config.hpp>
 
 #include <optional>
@@ -27,7 +29,7 @@ void check_scenario(const simsync::ScenarioConfig& config);
 
 struct RunOptions {
     std::optional<simsync::SimTime> end; // run until this simulated time, then quit
-    std::string trace_file;              // Chrome trace-event JSON of every grant
+    simsync::examples::ChromeTraceFile* trace = nullptr; // --trace: written at the end (opened before the run)
     std::string web;                     // "[HOST:]PORT": serve the web console there ("" = none)
 };
 
