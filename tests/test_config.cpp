@@ -582,6 +582,40 @@ TEST_CASE("Config.Errors.NameLineColumnAndKey")
     });
 }
 
+TEST_CASE("Config.Errors.FirstInDocumentOrderWithinAMap")
+{
+    // Before: every map checked its keys for unknown ones first, so an unknown
+    // key named after a bad value was reported instead of it.
+    check_rows({
+        {"accessors:\n  - {name: a, rate: fast, colour: red}\n", 2, 21, "accessors[0].rate", "expected a rate in Hz"},
+        {"accessors:\n  - {name: a, colour: red, rate: fast}\n", 2, 15, "accessors[0].colour", "unknown key"},
+        {"handler:\n  step: 5\n  stepsize: 1ms\n", 2, 9, "handler.step", "expected a duration"},
+        {"pacer:\n  period: 0ms\n  colour: red\n", 2, 11, "pacer.period", "> 0"},
+        {"pacer:\n  colour: red\n  period: 0ms\n", 2, 3, "pacer.colour", "unknown key"},
+        {"timers:\n  - {name: t, period: soon, colour: red}\n", 2, 23, "timers[0].period", "expected a duration"},
+        {"time:\n  scale: 0\n  colour: red\n", 2, 10, "time.scale", "expected a time scale"},
+        {"clock:\n  rate: 0\n  colour: red\n", 2, 9, "clock.rate", "expected a rate"},
+    });
+}
+
+TEST_CASE("Config.FirstConfigError.KeepsTheFirstPlaced")
+{
+    const ConfigNode root = ConfigNode::parse("a: 1\nb: x\nc: y\n", "f.yaml");
+    FirstConfigError first;
+    CHECK(first.check([&] { root.at("c").fail("third"); }) == false);
+    CHECK(first.check([] {}));
+    CHECK(first.check([&] { root.at("b").fail("second"); }) == false);
+    CHECK(first.check([] { throw ConfigError("f.yaml", 0, 0, "", "unplaced"); }) == false);
+    CHECK(first.any());
+    try {
+        first.throw_if_any();
+        FAIL("expected an error");
+    } catch (const ConfigError& e) {
+        CHECK(std::string(e.what()) == "f.yaml:2:4: b: second");
+    }
+    CHECK_NOTHROW(FirstConfigError{}.throw_if_any());
+}
+
 // ------------------------------------------------------------ world types
 
 TEST_CASE("Config.World.TypeMustBeRegistered")

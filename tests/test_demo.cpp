@@ -304,7 +304,10 @@ TEST_CASE("Demo.Errors.ScenarioErrorsNameFileLineColumnAndKey" * doctest::timeou
     const Row rows[] = {
         {"accessors:\n  - name: a\n    rate: fast\n", ":3:11: accessors[0].rate: expected a rate in Hz"},
         // The demo's own world type, checked at load by its registered validator.
-        {"world:\n  type: bouncing_balls\n  bodies: 0\n", ":3:11: world.bodies: expected 1..10000 bodies"},
+        {"world:\n  type: bouncing_balls\n  bodies: 0\n", ":3:11: world.bodies: expected 1..10000 bodies, got 0"},
+        {"world:\n  type: bouncing_balls\n  restitution: 1.5\n", ":3:16: world.restitution: expected a restitution in [0, 1], got 1.5"},
+        // The first error in document order: a bad value before an unknown key.
+        {"accessors:\n  - {name: a, rate: fast, colour: red}\n", ":2:21: accessors[0].rate: expected a rate in Hz"},
         {"world:\n  type: bullet\n", ":2:9: world.type: unknown world type 'bullet'; this program knows: bouncing_balls"},
         // Roles, checked right after loading (before: thrown without a place, exit 1).
         {"accessors:\n  - {name: a, rate: 10, role: pilot}\n", ":2:31: accessors[0].role: expected a role of sensor or controller"},

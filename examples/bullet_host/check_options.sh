@@ -54,8 +54,8 @@ grep -q "trajectory_hash" "$tmp/out" && fail "--trace to an unwritable path ran 
 waits=$(grep -c '"name":"wait"' "$tmp/t.json") holds=$(grep -c '"name":"hold"' "$tmp/t.json")
 (( waits > 0 && waits == holds )) || fail "--trace: $waits wait and $holds hold slices"
 
-printf 'world:\n  type: bullet\n  bodies:\n    - {name: a, shape: box, mass: -1}\n' >"$tmp/bad.yaml"
-expect_error "$tmp/bad.yaml:4:35: world.bodies[0].mass: expected a number >= 0" --config "$tmp/bad.yaml"
+printf 'world:\n  type: bullet\n  bodies:\n    - {name: a, shape: box, size: [1, 1, 1], mass: -1}\n' >"$tmp/bad.yaml"
+expect_error "$tmp/bad.yaml:4:52: world.bodies[0].mass: expected a number >= 0" --config "$tmp/bad.yaml"
 printf 'world:\n  type: bouncing_balls\n' >"$tmp/balls.yaml"
 expect_error "world.type: unknown world type 'bouncing_balls'; this program knows: bullet" --config "$tmp/balls.yaml"
 

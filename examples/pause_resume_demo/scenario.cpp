@@ -71,11 +71,11 @@ BallsSettings read_balls(const simsync::ConfigNode& w)
     w.allow_only({"type", "bodies", "restitution"});
     if (auto n = w.find("bodies")) {
         b.bodies = n->as_int();
-        if (b.bodies < 1 || b.bodies > 10000) n->fail("expected 1..10000 bodies");
+        if (b.bodies < 1 || b.bodies > 10000) n->fail("expected 1..10000 bodies, got " + std::to_string(b.bodies));
     }
     if (auto n = w.find("restitution")) {
         b.restitution = n->as_double();
-        if (b.restitution < 0 || b.restitution > 1) n->fail("expected a restitution in [0, 1]");
+        if (b.restitution < 0 || b.restitution > 1) n->fail("expected a restitution in [0, 1], got " + n->as_string());
     }
     return b;
 }

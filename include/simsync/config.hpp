@@ -159,6 +159,46 @@ private:
     std::shared_ptr<const Impl> impl_;
 };
 
+/// Keeps, of the errors of several checks of one part of a document, the one
+/// placed first (line, then column), so a reader whose checks do not run in the
+/// document's order still reports its first error in document order: an
+/// unknown key after a bad value names the bad value. A check whose ConfigError
+/// is kept ends there; the checks after it still run (skip those that need its
+/// result). Errors without a place (line 0) count as placed last.
+/// @code
+/// simsync::FirstConfigError first;
+/// first.check([&] { node.allow_only({"size", "mass"}); });
+/// first.check([&] { if (auto v = node.find("size")) size = read_size(*v); });
+/// first.check([&] { if (auto v = node.find("mass")) mass = v->as_double(); });
+/// first.throw_if_any();
+/// @endcode
+/// Copy/move: a value type. One thread at a time.
+class FirstConfigError {
+public:
+    /// Runs `check`; keeps the ConfigError it throws if it is placed before
+    /// the one kept so far. Other exceptions propagate.
+    /// @return true if `check` threw no ConfigError.
+    template <class Check>
+    bool check(Check&& check)
+    {
+        try {
+            std::forward<Check>(check)();
+            return true;
+        } catch (const ConfigError& e) {
+            keep(e);
+            return false;
+        }
+    }
+    /// True if an error is kept.
+    bool any() const noexcept { return first_.has_value(); }
+    /// @throws ConfigError the one kept, if any.
+    void throw_if_any() const;
+
+private:
+    void keep(const ConfigError& e);
+    std::optional<ConfigError> first_;
+};
+
 // ------------------------------------------------------------ extension point
 
 /// Checks one part of a scenario that an adapter or a program owns (a world

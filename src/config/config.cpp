@@ -87,6 +87,22 @@ ConfigError::ConfigError(std::string file, int line, int column, std::string key
 {
 }
 
+// ------------------------------------------------------------- FirstConfigError
+
+void FirstConfigError::keep(const ConfigError& e)
+{
+    // Unplaced errors (line 0) go last.
+    auto rank = [](const ConfigError& x) {
+        return std::pair<long long, int>{x.line() == 0 ? std::numeric_limits<long long>::max() : x.line(), x.column()};
+    };
+    if (!first_ || rank(e) < rank(*first_)) first_ = e;
+}
+
+void FirstConfigError::throw_if_any() const
+{
+    if (first_) throw *first_;
+}
+
 // ------------------------------------------------------------------- ConfigNode
 
 struct ConfigNode::Impl {
@@ -717,9 +733,19 @@ PeriodicSchedule read_schedule(const ConfigNode& n, PeriodicSchedule fallback)
     return fallback;
 }
 
-void read_handler(const ConfigNode& n, ScenarioConfig& cfg)
+// Checks the keys of the map `n` against `allowed` and reads them with `read`,
+// reporting whichever error comes first in the document: an unknown key after
+// a bad value names the bad value, as an unknown key before it is named first.
+template <class Read>
+void read_map(const ConfigNode& n, std::initializer_list<const char*> allowed, Read&& read)
 {
-    n.allow_only({"step", "rounding", "start_paused", "step_thread"});
+    FirstConfigError first;
+    if (first.check([&] { n.allow_only(allowed); }) || n.is_map()) first.check(std::forward<Read>(read));
+    first.throw_if_any();
+}
+
+void read_handler_keys(const ConfigNode& n, ScenarioConfig& cfg)
+{
     if (auto v = n.find("step")) cfg.handler.step = positive_duration(*v, "a step");
     if (auto v = n.find("rounding")) cfg.handler.rounding = parse_rounding(v->as_choice({"nearest", "up", "down"}));
     if (auto v = n.find("start_paused")) cfg.handler.start_paused = v->as_bool();
@@ -728,9 +754,13 @@ void read_handler(const ConfigNode& n, ScenarioConfig& cfg)
     }
 }
 
-void read_time(const ConfigNode& n, const ScenarioExtensions& ext, ScenarioConfig& cfg)
+void read_handler(const ConfigNode& n, ScenarioConfig& cfg)
 {
-    n.allow_only({"source", "scale"});
+    read_map(n, {"step", "rounding", "start_paused", "step_thread"}, [&] { read_handler_keys(n, cfg); });
+}
+
+void read_time_keys(const ConfigNode& n, const ScenarioExtensions& ext, ScenarioConfig& cfg)
+{
     if (auto v = n.find("source")) {
         const std::string name = v->as_string();
         if (!is_builtin_time_source(name) && ext.time_sources.count(name) == 0) {
@@ -753,6 +783,11 @@ void read_time(const ConfigNode& n, const ScenarioExtensions& ext, ScenarioConfi
     }
 }
 
+void read_time(const ConfigNode& n, const ScenarioExtensions& ext, ScenarioConfig& cfg)
+{
+    read_map(n, {"source", "scale"}, [&] { read_time_keys(n, ext, cfg); });
+}
+
 void read_world(const ConfigNode& n, const ScenarioExtensions& ext, ScenarioConfig& cfg)
 {
     if (!n.is_map()) n.fail("expected a map with a type key, e.g. {type: bullet}");
@@ -771,9 +806,8 @@ void read_world(const ConfigNode& n, const ScenarioExtensions& ext, ScenarioConf
     cfg.world = n;
 }
 
-AccessorConfig read_accessor(const ConfigNode& n)
+AccessorConfig read_accessor_keys(const ConfigNode& n)
 {
-    n.allow_only({"name", "rate", "period", "offset", "kind", "mode", "priority", "role"});
     AccessorConfig a;
     a.name = n.at("name").as_string();
     if (a.name.empty()) n.at("name").fail("expected a non-empty name");
@@ -794,6 +828,14 @@ AccessorConfig read_accessor(const ConfigNode& n)
     if (auto v = n.find("role")) a.role = v->as_string();
     a.node = n;
     return a;
+}
+
+AccessorConfig read_accessor(const ConfigNode& n)
+{
+    AccessorConfig value;
+    read_map(n, {"name", "rate", "period", "offset", "kind", "mode", "priority", "role"},
+             [&] { value = read_accessor_keys(n); });
+    return value;
 }
 
 std::string describe(const ConfigNode& n)
@@ -833,9 +875,8 @@ ClockSinkConfig read_sink(const ConfigNode& n, const ScenarioExtensions& ext)
     return ExtensionSinkConfig{kind, value};
 }
 
-void read_clock(const ConfigNode& n, const ScenarioExtensions& ext, ScenarioConfig& cfg)
+void read_clock_keys(const ConfigNode& n, const ScenarioExtensions& ext, ScenarioConfig& cfg)
 {
-    n.allow_only({"enabled", "rate", "period", "sinks"});
     if (auto v = n.find("enabled")) cfg.clock.enabled = v->as_bool();
     cfg.clock.schedule = read_schedule(n, cfg.clock.schedule);
     if (auto sinks = n.find("sinks")) {
@@ -843,9 +884,13 @@ void read_clock(const ConfigNode& n, const ScenarioExtensions& ext, ScenarioConf
     }
 }
 
-void read_pacer(const ConfigNode& n, ScenarioConfig& cfg)
+void read_clock(const ConfigNode& n, const ScenarioExtensions& ext, ScenarioConfig& cfg)
 {
-    n.allow_only({"enabled", "period", "catch_up", "catch_up_limit", "spin_tail"});
+    read_map(n, {"enabled", "rate", "period", "sinks"}, [&] { read_clock_keys(n, ext, cfg); });
+}
+
+void read_pacer_keys(const ConfigNode& n, ScenarioConfig& cfg)
+{
     if (auto v = n.find("enabled")) cfg.pacer.enabled = v->as_bool();
     if (auto v = n.find("period")) cfg.pacer.period = positive_duration(*v, "a period");
     if (auto v = n.find("catch_up")) {
@@ -857,9 +902,14 @@ void read_pacer(const ConfigNode& n, ScenarioConfig& cfg)
     if (auto v = n.find("spin_tail")) cfg.pacer.spin_tail = v->as_duration();
 }
 
-TimerConfig read_timer(const ConfigNode& n)
+void read_pacer(const ConfigNode& n, ScenarioConfig& cfg)
 {
-    n.allow_only({"name", "clock", "period", "offset", "wait_for_start"});
+    read_map(n, {"enabled", "period", "catch_up", "catch_up_limit", "spin_tail"},
+             [&] { read_pacer_keys(n, cfg); });
+}
+
+TimerConfig read_timer_keys(const ConfigNode& n)
+{
     TimerConfig t;
     t.name = n.at("name").as_string();
     if (t.name.empty()) n.at("name").fail("expected a non-empty name");
@@ -873,6 +923,13 @@ TimerConfig read_timer(const ConfigNode& n)
     }
     if (auto v = n.find("wait_for_start")) t.wait_for_start = v->as_bool();
     return t;
+}
+
+TimerConfig read_timer(const ConfigNode& n)
+{
+    TimerConfig value;
+    read_map(n, {"name", "clock", "period", "offset", "wait_for_start"}, [&] { value = read_timer_keys(n); });
+    return value;
 }
 
 // Accessor names, simulated timers and the clock publisher's and pacer's
