@@ -431,6 +431,10 @@ TEST_CASE("Demo.Terminal.StatusLineClearsToEndOfLine" * doctest::timeout(60))
         CHECK(erase < next); // erased before the next redraw or line
     }
     CHECK(redraws >= 3);
+    // Time never stood still for a second here (the pacer holds it for up to a
+    // period at a time): no "waiting_for=" (before: "waiting_for=pacer (0.0 s)"
+    // on every redraw).
+    CHECK(out.find("waiting_for=") == std::string::npos);
 }
 
 namespace {

@@ -52,13 +52,18 @@ std::string status_line(const SimSyncHandler& handler, const RateMeter& meter, b
         std::snprintf(buf, sizeof buf, " grants/s=%.0f", meter.grant_rate());
         line += buf;
     }
-    if (verbose && !snap.waiting_for.empty()) {
-        line += " waiting_for=";
-        for (std::size_t i = 0; i < snap.waiting_for.size(); ++i) line += (i ? "," : "") + snap.waiting_for[i];
-        std::snprintf(buf, sizeof buf, " (%.1f s)", std::chrono::duration<double>(snap.waiting_for_how_long).count());
-        line += buf;
-    }
+    if (verbose) line += stalled_text(snap);
     return line;
+}
+
+std::string stalled_text(const Snapshot& snap)
+{
+    if (snap.waiting_for.empty() || snap.waiting_for_how_long < kStalledAfter) return {};
+    std::string text = " waiting_for=";
+    for (std::size_t i = 0; i < snap.waiting_for.size(); ++i) text += (i ? "," : "") + snap.waiting_for[i];
+    char buf[48];
+    std::snprintf(buf, sizeof buf, " (%.1f s)", std::chrono::duration<double>(snap.waiting_for_how_long).count());
+    return text + buf;
 }
 
 std::string redraw_status(const std::string& line, int columns)

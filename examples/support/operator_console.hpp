@@ -45,9 +45,17 @@ private:
 };
 
 // "status sim_time=<seconds> state=<running|paused|stopped> rtf=<x> grants=<n>";
-// verbose (the terminal's live line) adds grants/s and who time waits for;
-// `verbose` appends who time waits for (the terminal display does, `status` not).
+// `verbose` (the terminal's live line; `status` is not) adds grants/s and, when
+// time is stalled, who it waits for (stalled_text).
 std::string status_line(const SimSyncHandler& handler, const RateMeter& meter, bool verbose);
+
+// How long time must have waited for the same accessors before the status line
+// names them: a pacer holds time for up to a period at every pacing point, a
+// sensor for the length of its access; that is the run's rhythm, not a stall.
+inline constexpr WallClock::duration kStalledAfter = std::chrono::seconds(1);
+// " waiting_for=<names> (<seconds> s)" if `snapshot` says time has waited for
+// the same accessors for kStalledAfter or longer, else "".
+std::string stalled_text(const Snapshot& snapshot);
 
 // The bytes that redraw a terminal's status line in place: carriage return,
 // the line (cut to `columns` - 1 characters when the width is known, > 0, so it
