@@ -8,7 +8,10 @@
 #include <simsync/bullet/bullet.hpp>
 #include <simsync/config.hpp>
 
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace sb = simsync::bullet;
 
@@ -212,4 +215,49 @@ TEST_CASE("SceneConfig.Scenario.RegisteredWorldTypeIsCheckedAtLoad")
     }
     simsync::ScenarioExtensions twice = bullet_extensions();
     CHECK_THROWS_AS(sb::register_world_type(twice), simsync::Error);
+}
+
+namespace {
+
+std::string read_text(const std::string& path)
+{
+    std::ifstream in(path);
+    REQUIRE(in);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// The ```yaml blocks of a Markdown page, in order.
+std::vector<std::string> yaml_blocks(const std::string& page)
+{
+    std::vector<std::string> blocks;
+    for (std::size_t at = 0; (at = page.find("```yaml\n", at)) != std::string::npos;) {
+        at += 8;
+        const std::size_t end = page.find("```", at);
+        REQUIRE(end != std::string::npos);
+        blocks.push_back(page.substr(at, end - at));
+        at = end + 3;
+    }
+    return blocks;
+}
+
+} // namespace
+
+TEST_CASE("SceneConfig.Docs.TheReadmeYamlLoadsAndItsMoonScenarioIsTheFile")
+{
+    // Before: the README's copy of moon_scenario.yaml showed 2 bodies where the
+    // file has 3; nothing compared them.
+    const std::vector<std::string> blocks = yaml_blocks(read_text(SIMSYNC_BULLET_README));
+    REQUIRE(blocks.size() >= 2);
+    simsync::ScenarioExtensions extensions;
+    sb::register_world_type(extensions);
+    for (const std::string& yaml : blocks) {
+        CAPTURE(yaml);
+        CHECK_NOTHROW(simsync::load_scenario_string(yaml, "sim_adapters/bullet/README.md", extensions));
+    }
+    const std::string moon = read_text(SIMSYNC_MOON_SCENARIO);
+    bool copied = false;
+    for (const std::string& yaml : blocks) copied = copied || yaml == moon;
+    CHECK_MESSAGE(copied, "the README has no block equal to examples/bullet_host/moon_scenario.yaml");
 }
