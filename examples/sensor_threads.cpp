@@ -8,6 +8,7 @@
 // Usage: simsync-sensor-threads [DURATION]   (default 3 s of simulated time; --help)
 
 #include "command_line.hpp"
+#include "stop_signals.hpp"
 
 #include <simsync/simsync.hpp>
 
@@ -75,6 +76,10 @@ int main(int argc, char** argv)
                      .first_request = simsync::kSimStart}));
     }
 
+    // SIGINT / SIGTERM: stop the handler; every thread's request returns
+    // `stopped`, and the summary shows how far the run got.
+    simsync::examples::StopOnSignals signals([&](int) { handler.stop(); });
+
     std::vector<std::thread> threads;
     for (std::size_t i = 0; i < participants.size(); ++i) {
         threads.emplace_back([&, i] {
@@ -100,6 +105,10 @@ int main(int argc, char** argv)
     }
     for (auto& t : threads) t.join();
 
+    if (const int number = signals.received()) {
+        std::printf("ended by %s at %s s\n", simsync::examples::signal_name(number),
+                    simsync::format_seconds(handler.now()).c_str());
+    }
     std::printf("simulated %s s in %llu steps of 1 ms, world value %lld\n",
                 simsync::format_seconds(handler.now()).c_str(),
                 static_cast<unsigned long long>(handler.steps()), static_cast<long long>(world.value));

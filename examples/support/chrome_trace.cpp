@@ -37,20 +37,17 @@ void ChromeTraceFile::write(const std::vector<TraceTrack>& tracks, WallClock::ti
         first = false;
         if (track.spans == nullptr) continue;
         for (const TraceSpan& e : *track.spans) {
-            const long long requested = e.requested.time_since_epoch().count();
-            const long long granted = e.granted.time_since_epoch().count();
-            std::fprintf(out,
-                         ",\n"
-                         R"({"name":"wait","cat":"%s","ph":"X","pid":1,"tid":%zu,"ts":%.3f,"dur":%.3f,)"
-                         R"("args":{"requested_ns":%lld,"granted_ns":%lld}})",
-                         track.category.c_str(), i + 1, us(e.wall_start), us(e.wall_granted) - us(e.wall_start),
-                         requested, granted);
-            std::fprintf(out,
-                         ",\n"
-                         R"({"name":"hold","cat":"%s","ph":"X","pid":1,"tid":%zu,"ts":%.3f,"dur":%.3f,)"
-                         R"("args":{"requested_ns":%lld,"granted_ns":%lld}})",
-                         track.category.c_str(), i + 1, us(e.wall_granted), us(e.wall_end) - us(e.wall_granted),
-                         requested, granted);
+            auto slice = [&](const char* name, WallClock::time_point from, WallClock::time_point to) {
+                std::fprintf(out,
+                             ",\n"
+                             R"({"name":"%s","cat":"%s","ph":"X","pid":1,"tid":%zu,"ts":%.3f,"dur":%.3f,)"
+                             R"("args":{"requested_ns":%lld,"granted_ns":%lld}})",
+                             name, track.category.c_str(), i + 1, us(from), us(to) - us(from),
+                             static_cast<long long>(e.requested.time_since_epoch().count()),
+                             static_cast<long long>(e.granted.time_since_epoch().count()));
+            };
+            slice("wait", e.wall_start, e.wall_granted);
+            slice("hold", e.wall_granted, e.wall_end);
         }
     }
     std::fputs("\n]}\n", out);
