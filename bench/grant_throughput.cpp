@@ -1,5 +1,5 @@
 // Grant throughput: what one simsync grant costs, against plain thread
-// handoffs measured in the same run (issue 6, benchmark 1; design.md section 6).
+// handoffs measured in the same run (issue 6, benchmark 1).
 //
 // Cases:
 //  - simsync, one lockstep accessor requesting every 1 ms step of a no-op world:
@@ -356,8 +356,8 @@ void ping_pong(benchmark::State& state)
 
 void spin_ping_pong(benchmark::State& state)
 {
-    // With one core the spinner only delays the thread it waits for (design.md:
-    // 75 us a handoff); such a figure would describe the scheduler, not spinning.
+    // With one core the spinner only delays the thread it waits for (about 75 us
+    // a handoff on a 2-vCPU VM); such a figure would describe the scheduler, not spinning.
     if (std::thread::hardware_concurrency() < 2) {
         state.SkipWithError("spinning needs 2+ cores");
         return;

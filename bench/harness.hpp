@@ -31,7 +31,7 @@ struct Case {
     /// What one timed iteration is, e.g. "grant" or "round trip".
     std::string op;
     /// Thread handoffs in one op (0 when the op needs none); the table shows
-    /// ns per handoff for these so that design.md's handoff budgets can be checked.
+    /// ns per handoff for these, to set against the plain handoffs measured in the same run.
     int handoffs_per_op = 0;
     /// Units counted in items/s per op (grants per op for simsync cases,
     /// handoffs per op for ping-pongs). Must be > 0.

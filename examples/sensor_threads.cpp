@@ -5,9 +5,10 @@
 // rounds them to the 1 ms step grid, steps the world and grants in a fixed
 // order. Run it twice: the grant times and counts are the same every time.
 //
-// Usage: simsync-sensor-threads [SIM_SECONDS]   (default 3; --help)
+// Usage: simsync-sensor-threads [DURATION]   (default 3 s of simulated time; --help)
 
 #include "command_line.hpp"
+#include "stop_signals.hpp"
 
 #include <simsync/simsync.hpp>
 
@@ -43,17 +44,20 @@ int main(int argc, char** argv)
     namespace po = simsync::examples::po;
     simsync::examples::CommandLine cli;
     cli.program = "simsync-sensor-threads";
-    cli.synopsis = "[SIM_SECONDS]";
+    cli.synopsis = "[DURATION]";
     cli.summary = "Three shared readers and one exclusive controller on one simulated clock; the same grants every run.";
-    cli.options.add_options()("duration", po::value<double>()->value_name("SIM_SECONDS")->default_value(3.0, "3"),
-                              "simulated seconds to run, in (0, 1e6]; also the one positional argument");
+    cli.options.add_options()("duration",
+                              po::value<simsync::examples::DurationArgument>()
+                                  ->value_name("DURATION")
+                                  ->default_value(simsync::examples::DurationArgument{3s}, "3s"),
+                              (std::string(simsync::examples::kDurationHelp) + "; also the one positional argument")
+                                  .c_str());
     cli.positional.add("duration", 1);
     int exit_code = 0;
     const auto values = simsync::examples::parse_command_line(argc, argv, cli, exit_code,
                                                               simsync::examples::check_duration_option);
     if (!values) return exit_code;
-    const double seconds = (*values)["duration"].as<double>();
-    const simsync::SimTime end = simsync::sim_time(std::chrono::duration<double>(seconds));
+    const simsync::SimTime end{*simsync::examples::duration_option(*values, "duration")};
 
     simsync::CountingWorld world;
     simsync::SimSyncHandler handler(world, {.step = 1ms});
@@ -71,6 +75,10 @@ int main(int argc, char** argv)
             p.name, {.kind = simsync::AccessorKind::lockstep, .mode = p.mode, .priority = p.priority,
                      .first_request = simsync::kSimStart}));
     }
+
+    // SIGINT / SIGTERM: stop the handler; every thread's request returns
+    // `stopped`, and the summary shows how far the run got.
+    simsync::examples::StopOnSignals signals([&](int) { handler.stop(); });
 
     std::vector<std::thread> threads;
     for (std::size_t i = 0; i < participants.size(); ++i) {
@@ -97,6 +105,10 @@ int main(int argc, char** argv)
     }
     for (auto& t : threads) t.join();
 
+    if (const int number = signals.received()) {
+        std::printf("ended by %s at %s s\n", simsync::examples::signal_name(number),
+                    simsync::format_seconds(handler.now()).c_str());
+    }
     std::printf("simulated %s s in %llu steps of 1 ms, world value %lld\n",
                 simsync::format_seconds(handler.now()).c_str(),
                 static_cast<unsigned long long>(handler.steps()), static_cast<long long>(world.value));

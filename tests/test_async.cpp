@@ -146,7 +146,7 @@ TEST_CASE("Async.Coroutine.AwaitsEachGrant" * doctest::timeout(30))
         io,
         [&]() -> asio::awaitable<void> {
             for (int n = 0; n < 10; ++n) {
-                // 30 Hz on a 1 ms grid: 0, 33, 67, 100 ... (design.md section 1)
+                // 30 Hz on a 1 ms grid: 0, 33, 67, 100 ... (round_to_grid, time.hpp)
                 const SimTime at = SimTime{std::chrono::nanoseconds(n * 1'000'000'000LL / 30)};
                 auto [ec, a] = co_await sensor.async_request_access(at, asio::use_awaitable);
                 if (ec) {

@@ -274,8 +274,44 @@ TEST_CASE("Config.Load.FromFile")
         FAIL("expected an error");
     } catch (const ConfigError& e) {
         CHECK(e.file() == "does/not/exist.yaml");
-        CHECK(std::string(e.what()).find("cannot open") != std::string::npos);
+        CHECK(e.line() == 0);
+        CHECK(e.column() == 0);
+        // No made-up place (before: "does/not/exist.yaml:0:0: (root): cannot open
+        // the file"), and the system's reason.
+        CHECK(std::string(e.what()) == "does/not/exist.yaml: cannot open the file: No such file or directory");
     }
+    try {
+        load_scenario_file("."); // a directory opens, but does not read
+        FAIL("expected an error");
+    } catch (const ConfigError& e) {
+        CHECK(std::string(e.what()) == ".: cannot read the file: Is a directory");
+    }
+}
+
+TEST_CASE("Config.Durations.ParsedOutsideAFile")
+{
+    // A program's --duration: the file's syntax, and a plain number in the unit given.
+    CHECK(parse_duration("2.5", "s") == 2500ms);
+    CHECK(parse_duration("1ms", "s") == 1ms);
+    CHECK(parse_duration("0.5 s") == 500ms);
+    CHECK(parse_duration("2min", "s") == 120s);
+    CHECK(parse_duration("0") == 0ns);
+    CHECK(parse_duration("250", "us") == 250us);
+    for (const char* text : {"abc", "2.5h", "-1s", "", "1 0 ms"}) {
+        CAPTURE(std::string(text));
+        try {
+            parse_duration(text, "s");
+            FAIL("expected an error");
+        } catch (const Error& e) {
+            CHECK(e.code() == errc::invalid_argument);
+            CHECK(std::string(e.what()).find("expected a duration: a number >= 0 of s (2.5), or a number and a unit") !=
+                  std::string::npos);
+            CHECK(std::string(e.what()).find("got '" + std::string(text) + "'") != std::string::npos);
+        }
+    }
+    CHECK_THROWS_AS(parse_duration("2.5"), Error); // no unit: as in a file
+    CHECK_THROWS_AS(parse_duration("0.5ns", "s"), Error);
+    CHECK_THROWS_AS(parse_duration("1", "hours"), Error);
 }
 
 // ----------------------------------------------------------------- values
@@ -544,6 +580,40 @@ TEST_CASE("Config.Errors.NameLineColumnAndKey")
         {"pacer: 5\n", 1, 8, "pacer", "expected a map"},
         {"accessors: {name: a}\n", 1, 12, "accessors", "expected a list"},
     });
+}
+
+TEST_CASE("Config.Errors.FirstInDocumentOrderWithinAMap")
+{
+    // Before: every map checked its keys for unknown ones first, so an unknown
+    // key named after a bad value was reported instead of it.
+    check_rows({
+        {"accessors:\n  - {name: a, rate: fast, colour: red}\n", 2, 21, "accessors[0].rate", "expected a rate in Hz"},
+        {"accessors:\n  - {name: a, colour: red, rate: fast}\n", 2, 15, "accessors[0].colour", "unknown key"},
+        {"handler:\n  step: 5\n  stepsize: 1ms\n", 2, 9, "handler.step", "expected a duration"},
+        {"pacer:\n  period: 0ms\n  colour: red\n", 2, 11, "pacer.period", "> 0"},
+        {"pacer:\n  colour: red\n  period: 0ms\n", 2, 3, "pacer.colour", "unknown key"},
+        {"timers:\n  - {name: t, period: soon, colour: red}\n", 2, 23, "timers[0].period", "expected a duration"},
+        {"time:\n  scale: 0\n  colour: red\n", 2, 10, "time.scale", "expected a time scale"},
+        {"clock:\n  rate: 0\n  colour: red\n", 2, 9, "clock.rate", "expected a rate"},
+    });
+}
+
+TEST_CASE("Config.FirstConfigError.KeepsTheFirstPlaced")
+{
+    const ConfigNode root = ConfigNode::parse("a: 1\nb: x\nc: y\n", "f.yaml");
+    FirstConfigError first;
+    CHECK(first.check([&] { root.at("c").fail("third"); }) == false);
+    CHECK(first.check([] {}));
+    CHECK(first.check([&] { root.at("b").fail("second"); }) == false);
+    CHECK(first.check([] { throw ConfigError("f.yaml", 0, 0, "", "unplaced"); }) == false);
+    CHECK(first.any());
+    try {
+        first.throw_if_any();
+        FAIL("expected an error");
+    } catch (const ConfigError& e) {
+        CHECK(std::string(e.what()) == "f.yaml:2:4: b: second");
+    }
+    CHECK_NOTHROW(FirstConfigError{}.throw_if_any());
 }
 
 // ------------------------------------------------------------ world types

@@ -2,10 +2,17 @@
 // pause, two status lines agree while paused, resume, time advances, quit exits 0,
 // and the trace file parses as JSON. Its command line (--help, errors naming the
 // option, --scale 0 unpaced) and, on a pseudo-terminal, the live status line that
-// clears to the end of the line on every redraw.
+// clears to the end of the line on every redraw. How a run ends: --duration
+// also when an accessor asks twice at one instant, never at the end of input,
+// on SIGINT / SIGTERM with the summary; a run that starts paused says how to
+// resume it.
 
 #include <doctest/doctest.h>
 
+#include <simsync/clock_udp.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/udp.hpp>
 #include <boost/property_tree/json_parser.hpp>
 #include <boost/property_tree/ptree.hpp>
 
@@ -15,10 +22,17 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
+#include <csignal>
+#include <cstddef>
 #include <cstdio>
+#include <cmath>
+#include <cstdint>
 #include <fstream>
+#include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -74,6 +88,15 @@ public:
         in_ = to_child[1];
         out_ = from_child[0];
     }
+
+    // Closes the child's standard input: what it reads next is the end of input.
+    void close_input()
+    {
+        if (in_ >= 0) close(in_);
+        in_ = -1;
+    }
+
+    void signal(int number) { REQUIRE(kill(pid_, number) == 0); }
 
     // Writes `bytes` as they are (a terminal's single keys).
     void type(const std::string& bytes)
@@ -171,8 +194,7 @@ public:
 
     int wait_exit()
     {
-        close(in_);
-        in_ = -1;
+        close_input();
         int status = 0;
         waitpid(pid_, &status, 0);
         reaped_ = true;
@@ -237,11 +259,15 @@ TEST_CASE("Demo.Script.PauseStatusResumeQuit" * doctest::timeout(60))
 
 TEST_CASE("Demo.Duration.EndsByItself" * doctest::timeout(60))
 {
-    Child demo({SIMSYNC_DEMO_PATH, "--duration", "0.5", "--scale", "10"});
-    const auto summary = demo.line_starting("simulated ");
-    REQUIRE(summary);
-    CHECK(summary->find("simulated 0.500 s") != std::string::npos);
-    CHECK(demo.wait_exit() == 0);
+    // Plain seconds, or a unit as in the scenario files.
+    for (const char* duration : {"0.5", "500ms", "0.5s"}) {
+        CAPTURE(duration);
+        Child demo({SIMSYNC_DEMO_PATH, "--duration", duration, "--scale", "10"});
+        const auto summary = demo.line_starting("simulated ");
+        REQUIRE(summary);
+        CHECK(summary->find("simulated 0.500 s") != std::string::npos);
+        CHECK(demo.wait_exit() == 0);
+    }
 }
 
 TEST_CASE("Demo.Errors.BadConfigNamesThePlace" * doctest::timeout(60))
@@ -278,7 +304,10 @@ TEST_CASE("Demo.Errors.ScenarioErrorsNameFileLineColumnAndKey" * doctest::timeou
     const Row rows[] = {
         {"accessors:\n  - name: a\n    rate: fast\n", ":3:11: accessors[0].rate: expected a rate in Hz"},
         // The demo's own world type, checked at load by its registered validator.
-        {"world:\n  type: bouncing_balls\n  bodies: 0\n", ":3:11: world.bodies: expected 1..10000 bodies"},
+        {"world:\n  type: bouncing_balls\n  bodies: 0\n", ":3:11: world.bodies: expected 1..10000 bodies, got 0"},
+        {"world:\n  type: bouncing_balls\n  restitution: 1.5\n", ":3:16: world.restitution: expected a restitution in [0, 1], got 1.5"},
+        // The first error in document order: a bad value before an unknown key.
+        {"accessors:\n  - {name: a, rate: fast, colour: red}\n", ":2:21: accessors[0].rate: expected a rate in Hz"},
         {"world:\n  type: bullet\n", ":2:9: world.type: unknown world type 'bullet'; this program knows: bouncing_balls"},
         // Roles, checked right after loading (before: thrown without a place, exit 1).
         {"accessors:\n  - {name: a, rate: 10, role: pilot}\n", ":2:31: accessors[0].role: expected a role of sensor or controller"},
@@ -304,7 +333,7 @@ TEST_CASE("Demo.Options.HelpListsEveryOption" * doctest::timeout(60))
         Child demo({SIMSYNC_DEMO_PATH, flag});
         const std::string help = demo.rest();
         CAPTURE(help);
-        for (const char* option : {"--config FILE", "--duration SIM_SECONDS", "--scale X", "--clock-udp HOST:PORT",
+        for (const char* option : {"--config FILE", "--duration DURATION", "--scale X", "--clock-udp HOST:PORT",
                                    "--trace FILE", "--help"}) {
             CHECK(help.find(option) != std::string::npos);
         }
@@ -323,9 +352,16 @@ TEST_CASE("Demo.Options.ErrorsNameTheOptionAndExitTwo" * doctest::timeout(60))
         {{"--scale", "-1"}, "--scale: expected 0 (unpaced) or a time scale in [1e-06, 1e+06]"},
         {{"--scale", "2e6"}, "--scale: expected 0 (unpaced)"},
         {{"--scale", "nan"}, "--scale: expected 0 (unpaced)"},
-        {{"--scale", "fast"}, "'--scale' is invalid"},
+        // What was expected, not Boost's "the argument ('fast') for option '--scale' is invalid".
+        {{"--scale", "fast"}, "--scale: expected 0 (unpaced) or a time scale in [1e-06, 1e+06], got 'fast'"},
         {{"--scale"}, "'--scale' is missing"},
-        {{"--duration", "0"}, "--duration: expected simulated seconds in (0, 1e6]"},
+        {{"--duration", "0"}, "--duration: expected simulated time in (0, 1e6 s], got 0.000000000 s"},
+        {{"--duration", "2000000"}, "--duration: expected simulated time in (0, 1e6 s], got 2000000.000000000 s"},
+        {{"--duration", "abc"},
+         "--duration: expected a duration: seconds (2.5) or a number and a unit: ns, us, ms, s, min (1ms, 2.5s), "
+         "got 'abc'"},
+        {{"--duration", "-1s"}, "--duration: expected a duration"},
+        {{"--duration", "1h"}, "--duration: expected a duration"},
         {{"--clock-udp", "localhost"}, "--clock-udp: expected host:port"},
         {{"--bogus"}, "unrecognised option '--bogus'"},
         {{"--sca", "2"}, "unrecognised option '--sca'"}, // no abbreviations
@@ -395,4 +431,255 @@ TEST_CASE("Demo.Terminal.StatusLineClearsToEndOfLine" * doctest::timeout(60))
         CHECK(erase < next); // erased before the next redraw or line
     }
     CHECK(redraws >= 3);
+    // Time never stood still for a second here (the pacer holds it for up to a
+    // period at a time): no "waiting_for=" (before: "waiting_for=pacer (0.0 s)"
+    // on every redraw).
+    CHECK(out.find("waiting_for=") == std::string::npos);
+}
+
+namespace {
+
+// Clock datagrams (docs/clock_udp.md) on a loopback port of the test's own.
+class ClockReceiver {
+public:
+    ClockReceiver() : socket_(io_, boost::asio::ip::udp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0)) {}
+    std::string destination() const { return "127.0.0.1:" + std::to_string(socket_.local_endpoint().port()); }
+
+    // Reads datagrams until one carries a simulation time of at least `at`;
+    // false after `timeout`.
+    bool wait_for_sim_time(std::chrono::nanoseconds at, std::chrono::milliseconds timeout)
+    {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        for (;;) {
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0) return false;
+            pollfd fd{socket_.native_handle(), POLLIN, 0};
+            if (poll(&fd, 1, static_cast<int>(left.count())) <= 0) continue;
+            std::array<std::byte, 64> buffer{};
+            boost::system::error_code ec;
+            const std::size_t n = socket_.receive(boost::asio::buffer(buffer), 0, ec);
+            if (ec || n != 32) continue;
+            const simsync::ClockMessage m = simsync::decode_clock_datagram(std::span<const std::byte>(buffer.data(), n));
+            last_ = m.sim_time.time_since_epoch();
+            if (last_ >= at) return true;
+        }
+    }
+    std::chrono::nanoseconds last() const { return last_; }
+
+private:
+    boost::asio::io_context io_;
+    boost::asio::ip::udp::socket socket_;
+    std::chrono::nanoseconds last_{-1};
+};
+
+} // namespace
+
+TEST_CASE("Demo.Duration.EndsWhenAnAccessorAsksTwiceAtOneInstant" * doctest::timeout(120))
+{
+    // Before: the demo's own end marker, a lockstep accessor named 'end', held
+    // every second request at the end instant back, so the run hung there
+    // ("waiting for 'end'", an accessor the scenario never declared).
+    struct Row {
+        const char* yaml;
+        const char* duration;
+        const char* summary;
+    };
+    const Row rows[] = {
+        {"accessors:\n  - {name: fast, rate: 2000, mode: shared}\n", "0.2", "simulated 0.200 s"},
+        {"handler: {step: 20ms}\npacer: {period: 20ms}\naccessors:\n  - {name: a, rate: 100, mode: shared}\n"
+         "  - {name: c, rate: 100, mode: exclusive, role: controller}\n",
+         "400ms", "simulated 0.400 s"},
+    };
+    const std::string file = "simsync_demo_two_at_one_instant.yaml";
+    for (const Row& row : rows) {
+        CAPTURE(std::string(row.yaml));
+        write_file(file, row.yaml);
+        Child demo({SIMSYNC_DEMO_PATH, "--config", file, "--duration", row.duration, "--scale", "0"},
+                   Child::Io::pipes_with_stderr);
+        const std::string out = demo.rest(std::chrono::milliseconds(30000));
+        CAPTURE(out);
+        REQUIRE(out.find(row.summary) != std::string::npos); // else it hangs: the destructor kills it
+        CHECK(out.find("waiting for") == std::string::npos);
+        CHECK(demo.wait_exit() == 0);
+    }
+    std::remove(file.c_str());
+
+    // The end marker's name is the option's: a scenario cannot take it.
+    write_file(file, "accessors:\n  - {name: --duration, rate: 10}\n");
+    Child taken({SIMSYNC_DEMO_PATH, "--config", file}, Child::Io::pipes_with_stderr);
+    const std::string out = taken.rest();
+    CAPTURE(out);
+    CHECK(out.find(file + ":2:12: accessors[0].name: the name '--duration' is taken by the end marker of --duration") !=
+          std::string::npos);
+    CHECK(taken.wait_exit() == 2);
+    std::remove(file.c_str());
+}
+
+TEST_CASE("Demo.Input.EndOfInputIsNotQuitAndSigtermEndsWithTheSummary" * doctest::timeout(120))
+{
+    // stdin at its end from the start (</dev/null, nohup, systemd, docker
+    // without -t). Before: the demo quit at once, exit 0, 0.005 s simulated.
+    ClockReceiver clock;
+    Child demo({SIMSYNC_DEMO_PATH, "--scale", "0", "--clock-udp", clock.destination()});
+    demo.close_input();
+    CHECK(clock.wait_for_sim_time(std::chrono::milliseconds(500), std::chrono::milliseconds(30000)));
+    CAPTURE(clock.last().count());
+    demo.signal(SIGTERM);
+    const std::string out = demo.rest();
+    CAPTURE(out);
+    CHECK(out.find("ended by SIGTERM at ") != std::string::npos);
+    CHECK(out.find("\nsimulated ") != std::string::npos); // the summary
+    CHECK(demo.wait_exit() == 0);
+}
+
+TEST_CASE("Demo.StartPaused.SaysHowToResumeAndSigintEndsIt" * doctest::timeout(120))
+{
+    // Before: no word, and (stdin at its end) an exit at once.
+    const std::string file = "simsync_demo_start_paused.yaml";
+    write_file(file, "handler: {start_paused: true}\naccessors: [{name: a, rate: 10}]\n");
+    Child demo({SIMSYNC_DEMO_PATH, "--config", file}, Child::Io::pipes_with_stderr);
+    REQUIRE(demo.wait_for("time waits for 'resume'; type it on standard input") != std::string::npos);
+    demo.close_input();
+    REQUIRE(demo.wait_for("standard input has ended while the run is paused, so nothing can resume it: SIGINT or "
+                          "SIGTERM ends it") != std::string::npos);
+    demo.signal(SIGINT);
+    const std::string out = demo.seen() + demo.rest();
+    CAPTURE(out);
+    CHECK(out.find("ended by SIGINT at 0.000000000 s") != std::string::npos);
+    CHECK(out.find("simulated 0.000 s") != std::string::npos);
+    CHECK(demo.wait_exit() == 0);
+    std::remove(file.c_str());
+}
+
+namespace {
+
+// The rows of the summary's accessor table, up to the grants and refusals
+// (the wall-time columns differ from run to run).
+std::string grant_table(const std::string& out)
+{
+    std::string table;
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);) {
+        std::istringstream words(line);
+        std::string name, kind, mode, grants, refused;
+        if (!(words >> name >> kind >> mode >> grants >> refused)) continue;
+        if (kind != "lockstep" && kind != "free") continue;
+        table += name + " " + kind + " " + mode + " " + grants + " " + refused + "\n";
+    }
+    return table;
+}
+
+} // namespace
+
+TEST_CASE("Demo.Scenario.TheShippedFileIsTheEmbeddedScenario" * doctest::timeout(120))
+{
+    // Before: the embedded scenario existed only as a C++ string, so a user had
+    // nothing to start from (--config replaces it wholesale).
+    Child embedded({SIMSYNC_DEMO_PATH, "--duration", "0.3", "--scale", "0"});
+    const std::string a = embedded.rest();
+    CHECK(embedded.wait_exit() == 0);
+    Child from_file({SIMSYNC_DEMO_PATH, "--config", SIMSYNC_DEMO_SCENARIO_FILE, "--duration", "0.3", "--scale", "0"});
+    const std::string b = from_file.rest();
+    CHECK(from_file.wait_exit() == 0);
+    CAPTURE(a);
+    CAPTURE(b);
+    CHECK(grant_table(a).find("controller lockstep exclusive 31 0") != std::string::npos);
+    CHECK(grant_table(a) == grant_table(b));
+    CHECK(a.find("clock: 31 messages from time source 'sim' to udp 127.0.0.1:15555") != std::string::npos);
+    CHECK(b.find("clock: 31 messages from time source 'sim' to udp 127.0.0.1:15555") != std::string::npos);
+}
+
+TEST_CASE("Demo.Scenario.TheSummarySaysWhereClockMessagesWent" * doctest::timeout(120))
+{
+    // Before: "clock: N messages from time source 'sim' at every 0.010000000 s",
+    // whether they went anywhere or not; and `external` published 0 without a word.
+    const std::string file = "simsync_demo_no_sinks.yaml";
+    write_file(file, "accessors: [{name: a, rate: 100}]\n");
+    {
+        Child demo({SIMSYNC_DEMO_PATH, "--config", file, "--duration", "0.2", "--scale", "0"});
+        const std::string out = demo.rest();
+        CAPTURE(out);
+        CHECK(out.find("clock: time source 'sim', every 0.010000000 s of simulated time, to no sink (clock.sinks is "
+                       "empty)") != std::string::npos);
+        CHECK(out.find("clock: 21 ticks, sent nowhere (no sink: clock.sinks is empty)") != std::string::npos);
+        CHECK(demo.wait_exit() == 0);
+    }
+    {
+        ClockReceiver clock;
+        Child demo({SIMSYNC_DEMO_PATH, "--config", file, "--duration", "0.2", "--scale", "0", "--clock-udp",
+                    clock.destination()});
+        const std::string out = demo.rest();
+        CAPTURE(out);
+        CHECK(out.find("clock: 21 messages from time source 'sim' to udp " + clock.destination()) != std::string::npos);
+        CHECK(demo.wait_exit() == 0);
+    }
+    write_file(file, "time: {source: external}\naccessors: [{name: a, rate: 100}]\n");
+    {
+        Child demo({SIMSYNC_DEMO_PATH, "--config", file, "--duration", "0.2", "--scale", "0"},
+                   Child::Io::pipes_with_stderr);
+        const std::string out = demo.rest();
+        CAPTURE(out);
+        CHECK(out.find("simsync-demo: warning: time.source 'external' is set from outside") != std::string::npos);
+        CHECK(demo.wait_exit() == 0);
+    }
+    std::remove(file.c_str());
+}
+
+TEST_CASE("Demo.Trace.AnUnwritablePathIsRefusedBeforeTheRun" * doctest::timeout(60))
+{
+    // Before: the whole run, then "cannot write the trace file", exit 1, no reason.
+    Child demo({SIMSYNC_DEMO_PATH, "--trace", "/nonexistent-simsync-dir/trace.json", "--duration", "0.2", "--scale", "0"},
+               Child::Io::pipes_with_stderr);
+    const std::string out = demo.rest();
+    CAPTURE(out);
+    CHECK(out.find("simsync-demo: --trace: cannot write the trace file '/nonexistent-simsync-dir/trace.json': No such "
+                   "file or directory") != std::string::npos);
+    CHECK(out.find("simulated ") == std::string::npos); // no run
+    CHECK(demo.wait_exit() == 2);
+}
+
+TEST_CASE("Demo.Trace.WaitAndHoldAreSeparateSlices" * doctest::timeout(60))
+{
+    // Before: one slice from the request to the release, so every track looked busy.
+    const std::string trace = "simsync_demo_test_slices.json";
+    Child demo({SIMSYNC_DEMO_PATH, "--trace", trace, "--duration", "0.2", "--scale", "0"});
+    CHECK(demo.wait_exit() == 0);
+    boost::property_tree::ptree tree;
+    REQUIRE_NOTHROW(boost::property_tree::read_json(trace, tree));
+    struct Last {
+        std::string name;
+        double end = 0;
+        std::int64_t granted_ns = -1;
+    };
+    std::map<int, Last> last; // per track
+    std::map<std::string, int> count;
+    for (const auto& [key, e] : tree.get_child("traceEvents")) {
+        if (e.get<std::string>("ph") != "X") continue;
+        const int tid = e.get<int>("tid");
+        const std::string name = e.get<std::string>("name");
+        const double ts = e.get<double>("ts");
+        const double dur = e.get<double>("dur");
+        const std::int64_t granted_ns = e.get<std::int64_t>("args.granted_ns");
+        CAPTURE(tid);
+        CAPTURE(ts);
+        CHECK(dur >= 0);
+        ++count[name];
+        Last& l = last[tid];
+        if (name == "hold") {
+            // Right after the wait of the same access.
+            CHECK(l.name == "wait");
+            CHECK(std::abs(ts - l.end) < 0.002);
+            CHECK(granted_ns == l.granted_ns);
+        } else {
+            CHECK(name == "wait");
+            CHECK((l.name.empty() || l.name == "hold"));
+            CHECK(ts >= l.end - 0.002);
+        }
+        l = {name, ts + dur, granted_ns};
+    }
+    CHECK(count["wait"] == 41 + 7 + 3 + 21); // lidar, camera, gps, controller in 0.2 s
+    CHECK(count["wait"] == count["hold"]);
+    CHECK(count.size() == 2);
+    std::remove(trace.c_str());
 }

@@ -1,7 +1,7 @@
 // Determinism against an independent reference model of the grant contract.
 //
 // tests/model/grant_model.hpp is a single-threaded discrete-event model written
-// from design.md section 2 and the public headers alone; tests/model/check.hpp
+// from the grant contract of the public headers alone; tests/model/check.hpp
 // says what it fixes about a run and what it only allows. The cases below first
 // check the model itself against hand-worked examples, then drive the real
 // handler with real threads over generated scenarios and compare.
@@ -167,7 +167,7 @@ ScenarioOutcome run_and_check(const Scenario& s, std::uint64_t noise_seed, bool 
 TEST_CASE("Determinism.Model.RoundingAsTheHeaderDefinesIt")
 {
     const GrantModel nearest(1ms, Rounding::nearest);
-    // The examples of time.hpp and design.md.
+    // The examples of time.hpp.
     CHECK(nearest.round(SimTime{SimDuration{33'333'333}}) == ms(33));
     CHECK(nearest.round(SimTime{SimDuration{66'666'667}}) == ms(67));
     CHECK(nearest.round(sim_time(500us)) == ms(1)); // a tie goes up

@@ -862,7 +862,7 @@ TEST_CASE("Timer.SimulatedTime.StartedWhileRunningCallsFromTheNextGridInstant" *
     // holds 20 ms. A simulated timer is a lockstep accessor at offset + n * period:
     // its first call is at the first instant of its grid not before its start
     // (20 ms itself), then every period, none skipped, each at the handler's
-    // time, whatever the thread timing (design.md 2 and 3). Ten runs, all right.
+    // time, whatever the thread timing (handler.hpp, periodic_timer.hpp). Ten runs, all right.
     // Fails today: start_async registers the timer's accessor on the timer's own
     // thread, so the simulation runs on until that thread gets a core and the
     // first call lands later (seen with offset 3 ms: 2.173 s, 4.84 s, 13.779 s;

@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -418,6 +420,45 @@ TEST_CASE("TimeSource.Factory.NamesAndErrors")
         // A default factory does not know what this one learned.
         CHECK_THROWS_AS((void)simsync::make_time_source("scripted", f.context), simsync::Error);
     }
+}
+
+TEST_CASE("TimeSource.Docs.TheTableHasARowPerSource")
+{
+    // docs/config.md's "Time sources" table (AWSIM's columns) names every source
+    // the factory knows, once each, with a value in every column: a source added
+    // or renamed without its row fails here.
+    std::ifstream in(SIMSYNC_DOCS_DIR "/config.md");
+    REQUIRE(in);
+    std::vector<std::string> rows;
+    bool in_section = false;
+    bool header_seen = false;
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind("## ", 0) == 0) in_section = line == "## Time sources";
+        if (!in_section || line.rfind("|", 0) != 0) continue;
+        std::vector<std::string> cells;
+        std::istringstream cut(line.substr(1));
+        for (std::string cell; std::getline(cut, cell, '|');) cells.push_back(cell);
+        CAPTURE(line);
+        REQUIRE(cells.size() == 5);
+        if (!header_seen) {
+            header_seen = true;
+            CHECK(cells[0].find("`time.source`") != std::string::npos);
+            CHECK(cells[1].find("driven by") != std::string::npos);
+            CHECK(cells[2].find("start value") != std::string::npos);
+            CHECK(cells[3].find("time.scale") != std::string::npos);
+            CHECK(cells[4].find("while paused") != std::string::npos);
+            continue;
+        }
+        if (cells[0].find("---") != std::string::npos) continue;
+        for (const std::string& cell : cells) CHECK(cell.find_first_not_of(' ') != std::string::npos);
+        const auto open = cells[0].find('`');
+        const auto close = cells[0].find('`', open + 1);
+        REQUIRE(close != std::string::npos);
+        rows.push_back(cells[0].substr(open + 1, close - open - 1));
+    }
+    CHECK(header_seen);
+    std::sort(rows.begin(), rows.end());
+    CHECK(rows == simsync::TimeSourceFactory().names());
 }
 
 TEST_CASE("TimeSource.RosSplit.Floor")

@@ -26,8 +26,12 @@ expect_error() {
 }
 expect_error "--scale: expected 0 (unpaced) or a time scale" --scale -1
 expect_error "--scale: expected 0 (unpaced) or a time scale" --scale 1e7
-expect_error "'--scale' is invalid" --scale fast
-expect_error "--duration: expected simulated seconds in (0, 1e6]" --duration 0
+# What was expected, not Boost's "the argument ('fast') for option '--scale' is invalid".
+expect_error "--scale: expected 0 (unpaced) or a time scale in [1e-06, 1e+06], got 'fast'" --scale fast
+expect_error "--duration: expected simulated time in (0, 1e6 s], got 0.000000000 s" --duration 0
+expect_error "--duration: expected a duration: seconds (2.5) or a number and a unit" --duration 5sec
+expect_error "--jitter-us: expected an integer in [-9223372036854775808, 9223372036854775807], got 'lots'" --jitter-us lots
+expect_error "--remote-domain: expected an unsigned integer in [0, 4294967295], got 'x'" --remote-controller spawn --remote-domain x
 expect_error "--seed: expected an unsigned integer" --seed -1
 expect_error "--jitter-us: must be >= 0" --jitter-us -5
 expect_error "unrecognised option '--bogus'" --bogus
@@ -41,8 +45,17 @@ expect_error "--remote-domain: only with --remote-controller" --remote-domain 5
 # Without the dds adapter the message says so instead; either way it names the option.
 expect_error "--remote-controller: " --remote-controller fibres
 
-printf 'world:\n  type: bullet\n  bodies:\n    - {name: a, shape: box, mass: -1}\n' >"$tmp/bad.yaml"
-expect_error "$tmp/bad.yaml:4:35: world.bodies[0].mass: expected a number >= 0" --config "$tmp/bad.yaml"
+expect_error "--trace: traces the accessors' threads: not with --no-threads" --trace "$tmp/t.json" --no-threads
+# An unwritable trace path fails at the start, with the reason (before: after the run, exit 1).
+expect_error "--trace: cannot write the trace file '$tmp/no/t.json': No such file or directory" --trace "$tmp/no/t.json"
+grep -q "trajectory_hash" "$tmp/out" && fail "--trace to an unwritable path ran the simulation first"
+"$host" --scale 0 --duration 0.1 --trace "$tmp/t.json" </dev/null >/dev/null || fail "--trace exited $?"
+# A wait slice and a hold slice per access (before: one slice, request to release).
+waits=$(grep -c '"name":"wait"' "$tmp/t.json") holds=$(grep -c '"name":"hold"' "$tmp/t.json")
+(( waits > 0 && waits == holds )) || fail "--trace: $waits wait and $holds hold slices"
+
+printf 'world:\n  type: bullet\n  bodies:\n    - {name: a, shape: box, size: [1, 1, 1], mass: -1}\n' >"$tmp/bad.yaml"
+expect_error "$tmp/bad.yaml:4:52: world.bodies[0].mass: expected a number >= 0" --config "$tmp/bad.yaml"
 printf 'world:\n  type: bouncing_balls\n' >"$tmp/balls.yaml"
 expect_error "world.type: unknown world type 'bouncing_balls'; this program knows: bullet" --config "$tmp/balls.yaml"
 

@@ -13,6 +13,10 @@
 #    99; then, in a second run, a well-formed command for the instant before).
 #    The host must name it (unsupported_version, stale_command), count it, exit 1,
 #    and its hash must differ from the reference (the push was not applied).
+# 3. SIGTERM ends the controller cleanly: before it has joined (exit 3 at once,
+#    not after --join-timeout), and once joined (it leaves, with its summary,
+#    exit 3; the host sees it leave early and exits 1). Before: killed by the
+#    signal (status 143), the host waiting for the lease to expire.
 # Every run has a Cyclone discovery tag of its own (spawn makes one; here:
 # pid and a counter), on the loopback network: parallel runs never meet.
 #
@@ -89,4 +93,45 @@ bad_run() { # CORRUPTION ERROR
 }
 bad_run version unsupported_version
 bad_run stale stale_command
+
+# 3. SIGTERM.
+wait_for_line() { # FILE TEXT: 30 s at most
+  local i
+  for ((i = 0; i < 300; i++)); do
+    grep -qF -- "$2" "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+tag="check-remote-$$-signal"
+"$controller" --tag "$tag" --join-timeout 600 </dev/null >"$tmp/ctl.out" 2>&1 &
+ctl_pid=$!
+wait_for_line "$tmp/ctl.out" "waiting up to 600 s for a host" || { cat "$tmp/ctl.out" >&2; fail "the controller did not start"; }
+kill -TERM "$ctl_pid"
+ctl_status=0
+timeout 30 tail --pid="$ctl_pid" -f /dev/null || fail "the controller did not end on SIGTERM before joining"
+wait "$ctl_pid" || ctl_status=$?
+(( ctl_status == 3 )) || { cat "$tmp/ctl.out" >&2; fail "SIGTERM before joining: exit $ctl_status, not 3"; }
+grep -qF "SIGTERM while waiting for the host: exiting, not joined" "$tmp/ctl.out" || { cat "$tmp/ctl.out" >&2; fail "no word"; }
+echo "SIGTERM before joining: exit 3 at once"
+
+"$host" --scale 1 --duration 1000 --remote-controller wait --remote-tag "$tag" --remote-join-timeout 30 \
+  </dev/null >"$tmp/host.out" 2>"$tmp/host.err" &
+host_pid=$!
+"$controller" --tag "$tag" --join-timeout 30 </dev/null >"$tmp/ctl.out" 2>&1 &
+ctl_pid=$!
+wait_for_line "$tmp/host.out" "remote controller joined" || { cat "$tmp/host.out" "$tmp/host.err" "$tmp/ctl.out" >&2; fail "no join"; }
+kill -TERM "$ctl_pid"
+ctl_status=0
+wait "$ctl_pid" || ctl_status=$?
+host_status=0
+wait "$host_pid" || host_status=$?
+show() { echo "--- host stdout"; cat "$tmp/host.out"; echo "--- host stderr"; cat "$tmp/host.err";
+         echo "--- controller"; cat "$tmp/ctl.out"; } >&2
+(( ctl_status == 3 )) || { show; fail "SIGTERM once joined: the controller exited $ctl_status, not 3"; }
+grep -qE "^simsync-remote-controller: ended by SIGTERM before [0-9.]+ s, [0-9]+ commands sent" "$tmp/ctl.out" ||
+  { show; fail "no summary from the controller"; }
+(( host_status == 1 )) || { show; fail "the host exited $host_status after its controller left, not 1"; }
+grep -qF "remote controller: it ended before the end of the run" "$tmp/host.err" || { show; fail "the host did not say why"; }
+echo "SIGTERM once joined: the controller leaves (exit 3), the host ends its run (exit 1)"
 echo ok

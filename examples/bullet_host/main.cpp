@@ -21,7 +21,7 @@
 // only holds time back, so the hash does not depend on it. An operator types pause, resume, step N,
 // scale X, status, quit on stdin, as in simsync-demo (examples/support).
 //
-// Usage: simsync-bullet-host [--config FILE] [--duration SIM_SECONDS] [--scale X]
+// Usage: simsync-bullet-host [--config FILE] [--duration DURATION] [--scale X]
 //                            [--trace FILE] [--jitter-us N] [--seed S] [--chaos]
 //                            [--host-steps] [--no-threads] [--sensors inline|threads]
 //                            [--ros2-clock [DOMAIN]] [--ros2-network NET]
@@ -41,9 +41,11 @@
 #include "command_line.hpp"
 #include "operator_console.hpp"
 #include "dds_security.hpp"
+#include "pause_at_end.hpp"
 #include "remote_link.hpp"
 #include "ros2_clock.hpp"
 #include "scenario_clock.hpp"
+#include "stop_signals.hpp"
 
 #include <simsync/asio.hpp>
 #include <simsync/bullet/bullet.hpp>
@@ -107,7 +109,7 @@ clock:
 struct Options {
     std::string config_file;
     std::string trace_file;
-    double duration_seconds = 5.0;
+    simsync::SimDuration duration = std::chrono::seconds(5);
     std::int64_t jitter_us = 0;
     std::optional<std::uint64_t> seed;
     simsync::examples::po::variables_map values; // --scale is applied from here
@@ -128,7 +130,7 @@ simsync::examples::CommandLine command_line()
     namespace po = simsync::examples::po;
     simsync::examples::CommandLine cli;
     cli.program = "simsync-bullet-host";
-    cli.synopsis = "[--config FILE] [--duration SIM_SECONDS] [--scale X] [--trace FILE]\n"
+    cli.synopsis = "[--config FILE] [--duration DURATION] [--scale X] [--trace FILE]\n"
                    "                           [--jitter-us N] [--seed S] [--chaos] [--host-steps] [--no-threads]\n"
                    "                           [--sensors inline|threads] [--web [HOST:]PORT]\n"
                    "                           [--ros2-clock [DOMAIN]] [--ros2-network NET] [--ros2-security FILE]\n"
@@ -141,12 +143,16 @@ simsync::examples::CommandLine command_line()
     cli.options.add_options()
         ("config", po::value<std::string>()->value_name("FILE"),
          "scenario YAML: handler, time, world (type bullet), pacer, clock (default: the embedded scenario)")
-        ("duration", po::value<double>()->value_name("SIM_SECONDS")->default_value(5.0, "5"),
-         "simulated seconds to run, in (0, 1e6]");
+        ("duration",
+         po::value<simsync::examples::DurationArgument>()
+             ->value_name("DURATION")
+             ->default_value(simsync::examples::DurationArgument{std::chrono::seconds(5)}, "5s"),
+         (std::string("how long to run: ") + simsync::examples::kDurationHelp).c_str());
     simsync::examples::add_scale_option(cli.options);
     cli.options.add_options()
         ("trace", po::value<std::string>()->value_name("FILE"),
-         "Chrome trace JSON of every access (Perfetto, chrome://tracing)")
+         "Chrome trace JSON of every access, its wait and its hold (Perfetto, chrome://tracing); the file is "
+         "created at the start")
         ("jitter-us", po::value<std::int64_t>()->value_name("N")->default_value(0),
          "every accessor thread sleeps 0..N us before each request and inside each access")
         ("seed", po::value<std::string>()->value_name("S"),
@@ -312,6 +318,9 @@ std::optional<Options> parse_options(int argc, char** argv, int& exit_code)
         if (sensors != "inline" && sensors != "threads") {
             simsync::examples::option_error("sensors", "'" + sensors + "' is neither 'inline' nor 'threads'");
         }
+        if (v.count("trace") != 0 && v["no-threads"].as<bool>()) {
+            simsync::examples::option_error("trace", "traces the accessors' threads: not with --no-threads");
+        }
         if (v.count("slip-tick") != 0 && !v["no-threads"].as<bool>()) {
             simsync::examples::option_error("slip-tick", "a test hook of --no-threads");
         }
@@ -333,7 +342,7 @@ std::optional<Options> parse_options(int argc, char** argv, int& exit_code)
     const po::variables_map& v = *values;
     if (v.count("config") != 0) o.config_file = v["config"].as<std::string>();
     if (v.count("trace") != 0) o.trace_file = v["trace"].as<std::string>();
-    o.duration_seconds = v["duration"].as<double>();
+    o.duration = *simsync::examples::duration_option(v, "duration");
     o.jitter_us = v["jitter-us"].as<std::int64_t>();
     o.no_threads = v["no-threads"].as<bool>();
     o.chaos = v["chaos"].as<bool>();
@@ -485,6 +494,7 @@ struct RunResult {
     std::vector<Participant> participants;
     ChaosStats chaos;
     bool quit = false;                         // the operator quit before the end
+    int signal = 0;                            // ... by SIGINT or SIGTERM (its number), or 0
     simsync::SimTime reached{};                // simulated time when the run ended
     std::optional<simsync::PacerStats> pacer;  // if paced
     std::uint64_t clock_messages = 0;          // published by the clock publisher
@@ -508,32 +518,39 @@ RunResult run_without_threads(const Options& options, const HostSetup& setup, si
 
     for (simsync::SimTime t = simsync::kSimStart;; t += step) {
         if (t == slipped_push_at) controller.push(world);
-        for (std::size_t i = 0; i < participants.size(); ++i) {
-            Participant& p = participants[i];
-            if (finished[i]) continue;
-            const bool is_controller = p.mode == simsync::AccessMode::exclusive;
-            const simsync::SimTime at = controller_or_sensor_instant(p.rate_hz, next[i], end, is_controller);
-            if (at > end) {
-                finished[i] = true;
-                continue;
-            }
-            if (simsync::round_to_grid(at, step, setup.handler.rounding) != t) continue;
-            if (is_controller) {
-                if (t == end) {
-                    controller.finish(world);
+        // A participant faster than the step asks several times at one instant;
+        // the handler grants repeats in rounds (everybody's n-th grant at t
+        // before anybody's (n+1)-th), so this loop does too.
+        for (bool granted = true; granted;) {
+            granted = false;
+            for (std::size_t i = 0; i < participants.size(); ++i) {
+                Participant& p = participants[i];
+                if (finished[i]) continue;
+                const bool is_controller = p.mode == simsync::AccessMode::exclusive;
+                const simsync::SimTime at = controller_or_sensor_instant(p.rate_hz, next[i], end, is_controller);
+                if (at > end) {
                     finished[i] = true;
-                } else if (options.slip_tick && *options.slip_tick == next[i]) {
-                    controller.record(world);
-                    slipped_push_at = t + step;
-                } else {
-                    controller.tick(world);
+                    continue;
                 }
-            } else {
-                p.last_reading = read_sensor(world);
+                if (simsync::round_to_grid(at, step, setup.handler.rounding) != t) continue;
+                if (is_controller) {
+                    if (t == end) {
+                        controller.finish(world);
+                        finished[i] = true;
+                    } else if (options.slip_tick && *options.slip_tick == next[i]) {
+                        controller.record(world);
+                        slipped_push_at = t + step;
+                    } else {
+                        controller.tick(world);
+                    }
+                } else {
+                    p.last_reading = read_sensor(world);
+                }
+                ++p.grants;
+                p.last_grant = t;
+                ++next[i];
+                granted = true;
             }
-            ++p.grants;
-            p.last_grant = t;
-            ++next[i];
         }
         if (t >= end) break;
         world.step(step);
@@ -570,11 +587,11 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
                                                                      .mode = p.mode, .priority = p.priority,
                                                                      .first_request = simsync::kSimStart}));
     }
-    // Time stops at the end: a lockstep accessor last in every order holds it
-    // there, so the pacer (or the clock publisher) cannot run the world past it
-    // while the participants finish. It never asks; stop() releases it.
-    simsync::Accessor end_keeper = handler.register_accessor(
-        "end", {.kind = simsync::AccessorKind::lockstep, .priority = INT_MIN, .first_request = end});
+    // Time stops at the end, so the pacer (or the clock publisher) cannot run
+    // the world past it while the participants finish their last requests
+    // there (served while paused: a sensor that asks twice at the end is not
+    // held back).
+    simsync::examples::PauseAtEnd pause_at_end(handler, end, {});
 
     // The controller in another process: the Bridge serves it inside this
     // handler's accesses (remote_link.hpp). The sensors, registered above with
@@ -649,7 +666,7 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
             p.last_grant = access.granted_time();
             const bool last = is_controller && access.granted_time() >= end;
             if (!last) access.release(controller_or_sensor_instant(p.rate_hz, n + 1, end, is_controller));
-            if (tracing) p.trace.push_back({at, p.last_grant, asked, std::chrono::steady_clock::now()});
+            if (tracing) p.trace.push_back({at, p.last_grant, asked, granted_at, std::chrono::steady_clock::now()});
 #if SIMSYNC_EXAMPLES_WEB
             if (p.track != nullptr) {
                 p.track->record({.requested = at, .granted = p.last_grant, .asked = asked, .granted_at = granted_at,
@@ -685,7 +702,9 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
                 ++q.grants;
                 q.last_grant = access.granted_time();
                 access.release(next);
-                if (tracing) q.trace.push_back({at, q.last_grant, asked, std::chrono::steady_clock::now()});
+                if (tracing) {
+                    q.trace.push_back({at, q.last_grant, asked, granted_at, std::chrono::steady_clock::now()});
+                }
 #if SIMSYNC_EXAMPLES_WEB
                 if (q.track != nullptr) {
                     q.track->record({.requested = at, .granted = q.last_grant, .asked = asked,
@@ -784,19 +803,23 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
     if (options.chaos) operator_thread = std::thread(chaos_thread);
     // The human operator (stdin). `quit` stops the handler: every waiting
     // request returns `stopped`, the participants end, the run ends early.
+    // SIGINT and SIGTERM do what `quit` does.
     simsync::SimTime quit_at{};
     bool operator_quit = false; // guarded by quit_mutex
     std::mutex quit_mutex;
-    simsync::examples::OperatorConsole console(
-        handler, scale,
-        [&] {
-            std::lock_guard<std::mutex> g(quit_mutex);
-            if (quitting.exchange(true)) return;
-            operator_quit = true;
-            quit_at = handler.now();
-            handler.stop();
-        },
-        /*quit_at_end_of_input=*/false); // the run ends at --duration
+    auto quit_now = [&] {
+        std::lock_guard<std::mutex> g(quit_mutex);
+        if (quitting.exchange(true)) return;
+        operator_quit = true;
+        quit_at = handler.now();
+        handler.stop();
+    };
+    simsync::examples::StopOnSignals signals([&](int) { quit_now(); });
+    // The end of input is no quit: the run ends at --duration.
+    simsync::examples::OperatorConsole console(handler, scale, quit_now,
+                                               {.program = "simsync-bullet-host",
+                                                .start_paused = setup.handler.start_paused,
+                                                .web_console = !options.web.empty()});
 
     std::optional<simsync::PacerStats> pacer_stats;
     std::uint64_t clock_messages = 0;
@@ -820,13 +843,16 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
             sensors_cv.wait(lock, [&] { return sensors_running == 0; });
         }
         done = true;
-        if (operator_thread.joinable()) operator_thread.join();
-        if (pacer) pacer_stats = pacer->stats();
         {
             std::lock_guard<std::mutex> g(quit_mutex);
             quitting = true; // a late `quit` from here on changes nothing
         }
+        // Before the chaos thread is joined: if it resumed after the end, it
+        // may be the thread stepping the clock publisher on (unpaced, nobody
+        // else bounds time), and only stop() ends that.
         handler.stop();
+        if (operator_thread.joinable()) operator_thread.join();
+        if (pacer) pacer_stats = pacer->stats();
         console.stop();
 #if SIMSYNC_EXAMPLES_WEB
         web.reset(); // before the pacer it reads
@@ -863,6 +889,7 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
     r.participants = std::move(participants);
     r.chaos = chaos;
     r.quit = quit;
+    r.signal = signals.received();
     r.reached = quit ? quit_at : (cut_short ? handler.now() : end);
     r.pacer = pacer_stats;
     r.clock_messages = clock_messages;
@@ -918,9 +945,19 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "simsync-bullet-host: %s\n", e.what());
         return 2;
     }
+    // Opened now: a path that cannot be written is refused before the run.
+    std::optional<simsync::examples::ChromeTraceFile> trace;
+    if (!options.trace_file.empty()) {
+        try {
+            trace.emplace(options.trace_file);
+        } catch (const std::runtime_error& e) {
+            std::fprintf(stderr, "simsync-bullet-host: --trace: %s\n", e.what());
+            return 2;
+        }
+    }
     const simsync::SimDuration step = setup.handler.step;
     const simsync::SimTime end =
-        simsync::round_to_grid(simsync::sim_time(std::chrono::duration<double>(options.duration_seconds)), step);
+        simsync::round_to_grid(simsync::SimTime{options.duration}, step);
     if (end <= simsync::kSimStart) {
         std::fprintf(stderr, "simsync-bullet-host: --duration: shorter than one step (%s s)\n",
                      simsync::format_seconds(step).c_str());
@@ -945,6 +982,10 @@ int main(int argc, char** argv)
                         simsync::format_seconds(simsync::SimTime{setup.pacer.period}).c_str());
         } else {
             std::printf("unpaced\n");
+        }
+        std::printf("%s\n", simsync::examples::clock_plan_line(setup.clock, setup.time_source).c_str());
+        if (const auto warning = simsync::examples::time_source_warning(setup.time_source, setup.clock)) {
+            std::fprintf(stderr, "simsync-bullet-host: warning: %s\n", warning->c_str());
         }
         if (options.remote) {
             const bh::RemoteControllerOptions& ro = *options.remote;
@@ -998,24 +1039,27 @@ int main(int argc, char** argv)
     }
     std::printf(", wall %.3f s, real-time factor %.2f\n", wall, seconds(result.reached) / wall);
     if (result.pacer) std::printf("%s\n", simsync::examples::pacer_summary(*result.pacer).c_str());
-    if (result.clock_messages > 0) {
-        std::printf("clock: %llu messages published\n", static_cast<unsigned long long>(result.clock_messages));
+    if (setup.clock.enabled && !options.no_threads) {
+        std::printf("%s\n",
+                    simsync::examples::clock_summary_line(setup.clock, setup.time_source, result.clock_messages).c_str());
     }
-    if (!options.trace_file.empty() && !options.no_threads) {
+    if (trace) {
         std::vector<simsync::examples::TraceTrack> tracks;
         for (const Participant& p : result.participants) {
             tracks.push_back({p.name, simsync::to_string(p.mode), &p.trace});
         }
         try {
-            simsync::examples::write_chrome_trace(options.trace_file, tracks, result.wall_start);
+            trace->write(tracks, result.wall_start);
         } catch (const std::exception& e) {
             std::fprintf(stderr, "error: %s\n", e.what());
             return 1;
         }
-        std::printf("trace written to %s\n", options.trace_file.c_str());
+        std::printf("trace written to %s\n", trace->path().c_str());
     }
     if (result.quit) {
-        std::printf("quit by the operator at %s s: the hash covers the run up to there only\n",
+        std::printf("%s at %s s: the hash covers the run up to there only\n",
+                    result.signal != 0 ? (std::string("ended by ") + simsync::examples::signal_name(result.signal)).c_str()
+                                       : "quit by the operator",
                     simsync::format_seconds(result.reached).c_str());
     }
     if (!result.remote_summary.empty()) std::printf("%s\n", result.remote_summary.c_str());

@@ -13,14 +13,20 @@
 // --random-delay-us MAX sleeps a random 0..MAX us (seeded by --seed) before each
 // request and inside each access: the host's trajectory hash must not change.
 //
+// SIGINT or SIGTERM: once joined, it withdraws its request and leaves the host
+// (which then ends its run: the controller left early), with its summary;
+// before it has joined, it just exits.
+//
 // Exit status: 0 after the final access; 1 if it could not join, or refused an
-// observation; 2 bad option; 3 the host stopped the simulation before the end.
+// observation; 2 bad option; 3 the host stopped the simulation before the end,
+// or SIGINT / SIGTERM ended it.
 
 #include "command_line.hpp"
 #include "controller.hpp"
 #include "dds_security.hpp"
 #include "controller_wire.hpp"
 #include "remote_link.hpp" // xmit_loss_xml
+#include "stop_signals.hpp"
 
 #include <simsync/dds/domain.hpp>
 #include <simsync/dds/remote_accessor.hpp>
@@ -30,9 +36,12 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
+#include <stop_token>
 #include <string>
 #include <thread>
 
@@ -76,8 +85,9 @@ simsync::examples::CommandLine command_line()
         ("xmit-loss", po::value<int>()->value_name("PER_MILLE"),
          "fault test hook: Cyclone DDS drops this many of every 1000 packets this process sends")
         ("lease", po::value<double>()->value_name("SECONDS"), "fault test hook: its liveliness lease (default 1 s)");
-    cli.epilogue = "Exit status: 0 done, 1 could not join or refused an observation, 2 bad option,\n"
-                   "3 the host stopped the simulation before the end.";
+    cli.epilogue = "SIGINT / SIGTERM: leave the host (once joined) and exit 3.\n"
+                   "Exit status: 0 done, 1 could not join or refused an observation, 2 bad option,\n"
+                   "3 the host stopped the simulation before the end, or SIGINT / SIGTERM.";
     return cli;
 }
 
@@ -129,6 +139,24 @@ int main(int argc, char** argv)
     const std::int64_t corrupt_at = v.count("corrupt-command-at") != 0 ? v["corrupt-command-at"].as<std::int64_t>() : -1;
     const std::string corruption = v["corruption"].as<std::string>();
 
+    // SIGINT / SIGTERM: before the join there is nothing to leave (the
+    // constructor waits up to --join-timeout and cannot be interrupted), so
+    // the process exits at once; once joined, the pending request is withdrawn
+    // and the loop ends with the summary.
+    std::stop_source stop;
+    std::mutex join_mutex;
+    bool joined = false; // guarded by join_mutex
+    simsync::examples::StopOnSignals signals([&](int number) {
+        std::lock_guard<std::mutex> g(join_mutex);
+        if (!joined) {
+            std::fprintf(stderr, "simsync-remote-controller: %s while waiting for the host: exiting, not joined\n",
+                         simsync::examples::signal_name(number));
+            std::fflush(stderr);
+            std::_Exit(3);
+        }
+        stop.request_stop();
+    });
+
     std::mt19937_64 rng(seed);
     auto delay = [&] {
         if (delay_us <= 0) return;
@@ -160,6 +188,10 @@ int main(int argc, char** argv)
         rc.join_timeout = std::chrono::duration_cast<simsync::WallClock::duration>(
             std::chrono::duration<double>(v["join-timeout"].as<double>()));
         std::unique_ptr<sd::RemoteAccessor> accessor;
+        std::printf("simsync-remote-controller: waiting up to %g s for a host (DDS domain %u, %s, partition %s, tag '%s')\n",
+                    v["join-timeout"].as<double>(), domain.id, v["network"].as<std::string>().c_str(),
+                    rc.partition.c_str(), domain.tag.c_str());
+        std::fflush(stdout);
         try {
             accessor = std::make_unique<sd::RemoteAccessor>(
                 participant, bh::kControllerName,
@@ -171,6 +203,10 @@ int main(int argc, char** argv)
         } catch (const simsync::Error& e) {
             std::fprintf(stderr, "simsync-remote-controller: could not join: %s\n", e.what());
             return 1;
+        }
+        {
+            std::lock_guard<std::mutex> g(join_mutex);
+            joined = true;
         }
         std::printf("simsync-remote-controller: joined as %s (dt %s s, random delay 0..%lld us, seed %llu)\n",
                     bh::kControllerName, simsync::format_seconds(simsync::SimTime{accessor->step_size()}).c_str(),
@@ -184,7 +220,14 @@ int main(int argc, char** argv)
             // The first request is at 0 (before the end is known, and before any end).
             const simsync::SimTime at = end ? bh::controller_instant(n, *end) : simsync::kSimStart;
             delay();
-            sd::RemoteAccess access = accessor->request_access(at);
+            sd::RemoteAccess access = accessor->request_access(at, stop.get_token());
+            if (!access && stop.stop_requested()) {
+                std::printf("simsync-remote-controller: ended by %s before %s s, %llu commands sent, %llu "
+                            "observations refused\n",
+                            simsync::examples::signal_name(signals.received()), simsync::format_seconds(at).c_str(),
+                            static_cast<unsigned long long>(commands), static_cast<unsigned long long>(refused.total()));
+                return 3; // the accessor's destructor leaves the host
+            }
             if (!access) {
                 std::fprintf(stderr, "simsync-remote-controller: request at %s s refused: %s\n",
                              simsync::format_seconds(at).c_str(), access.error().message().c_str());

@@ -2,7 +2,7 @@
 // publisher and a pacing view, all accessors of one SimSyncHandler, that an
 // operator pauses, steps and resumes without any of them noticing.
 //
-// Usage: simsync-demo [--config FILE] [--duration SIM_SECONDS] [--scale X]
+// Usage: simsync-demo [--config FILE] [--duration DURATION] [--scale X]
 //                     [--clock-udp HOST:PORT]... [--ros2-clock [DOMAIN]] [--trace FILE]
 //                     [--web [HOST:]PORT]
 // (--help lists them; --scale 0 runs unpaced.)
@@ -24,6 +24,8 @@
 
 #include <cstdio>
 #include <exception>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -35,15 +37,17 @@ simsync::examples::CommandLine command_line()
 {
     simsync::examples::CommandLine cli;
     cli.program = "simsync-demo";
-    cli.synopsis = "[--config FILE] [--duration SIM_SECONDS] [--scale X] [--clock-udp HOST:PORT]...\n"
+    cli.synopsis = "[--config FILE] [--duration DURATION] [--scale X] [--clock-udp HOST:PORT]...\n"
                    "                    [--ros2-clock [DOMAIN]] [--ros2-network NET] [--ros2-security FILE]\n"
                    "                    [--trace FILE] [--web [HOST:]PORT]";
     cli.summary = "Bouncing balls, sensor threads, a controller, a clock publisher and a pacer on one simulated clock.";
     cli.options.add_options()
         ("config", po::value<std::string>()->value_name("FILE"),
-         "scenario YAML (docs/config.md; default: the embedded scenario)")
-        ("duration", po::value<double>()->value_name("SIM_SECONDS"),
-         "run this many simulated seconds, then quit (default: until quit), in (0, 1e6]");
+         "scenario YAML (docs/config.md; default: examples/pause_resume_demo/scenario.yaml, compiled in)")
+        ("duration", po::value<simsync::examples::DurationArgument>()->value_name("DURATION"),
+         (std::string("run this long, then quit (default: until quit or SIGINT/SIGTERM); ") +
+          simsync::examples::kDurationHelp)
+             .c_str());
     simsync::examples::add_scale_option(cli.options);
     cli.options.add_options()
         ("clock-udp", po::value<std::vector<std::string>>()->value_name("HOST:PORT")->composing(),
@@ -51,7 +55,8 @@ simsync::examples::CommandLine command_line()
     simsync::examples::add_ros2_clock_options(cli.options);
     cli.options.add_options()
         ("trace", po::value<std::string>()->value_name("FILE"),
-         "write a Chrome trace JSON of every grant (Perfetto, chrome://tracing)")
+         "write a Chrome trace JSON of every access, its wait and its hold (Perfetto, chrome://tracing); "
+         "the file is created at the start")
         ("web", po::value<std::string>()->value_name("[HOST:]PORT"),
          "serve the live web console (loopback unless HOST says otherwise; port 0: a free one, the URL is printed; "
          "a non-loopback HOST requires the printed token for control)");
@@ -102,7 +107,7 @@ int main(int argc, char** argv)
         const simsync::ScenarioExtensions extensions = demo::scenario_extensions();
         config = values->count("config") != 0
                      ? simsync::load_scenario_file((*values)["config"].as<std::string>(), extensions)
-                     : simsync::load_scenario_string(demo::kDefaultScenario, "<embedded scenario>", extensions);
+                     : simsync::load_scenario_string(demo::kDefaultScenario, demo::kDefaultScenarioName, extensions);
         demo::check_scenario(config);
     } catch (const simsync::Error& e) { // ConfigError: file:line:column: key: what
         std::fprintf(stderr, "simsync-demo: %s\n", e.what());
@@ -119,10 +124,20 @@ int main(int argc, char** argv)
 
     try {
         demo::RunOptions run;
-        if (values->count("duration") != 0) {
-            run.end = simsync::sim_time(std::chrono::duration<double>((*values)["duration"].as<double>()));
+        if (const auto duration = simsync::examples::duration_option(*values, "duration")) {
+            run.end = simsync::SimTime{*duration};
         }
-        if (values->count("trace") != 0) run.trace_file = (*values)["trace"].as<std::string>();
+        std::optional<simsync::examples::ChromeTraceFile> trace;
+        if (values->count("trace") != 0) {
+            // Opened now: a path that cannot be written is refused before the run.
+            try {
+                trace.emplace((*values)["trace"].as<std::string>());
+            } catch (const std::runtime_error& e) {
+                std::fprintf(stderr, "simsync-demo: --trace: %s\n", e.what());
+                return 2;
+            }
+            run.trace = &*trace;
+        }
         if (values->count("web") != 0) run.web = (*values)["web"].as<std::string>();
         return demo::run_scenario(config, run);
     } catch (const std::exception& e) {

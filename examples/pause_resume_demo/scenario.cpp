@@ -2,9 +2,12 @@
 
 #include "balls_world.hpp"
 #include "chrome_trace.hpp"
+#include "embedded_scenario.hpp" // scenario.yaml, generated at configure time
 #include "operator_console.hpp"
+#include "pause_at_end.hpp"
 #include "ros2_clock.hpp"
 #include "scenario_clock.hpp"
+#include "stop_signals.hpp"
 
 #include <simsync/simsync.hpp>
 
@@ -16,9 +19,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <climits>
 #include <condition_variable>
 #include <cstdio>
+#include <functional>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -26,32 +29,7 @@
 
 namespace demo {
 
-const char* const kDefaultScenario = R"(# The demo's embedded scenario (simsync-demo without --config).
-handler:
-  step: 1ms
-time:
-  source: sim
-  scale: 1.0
-world:
-  type: bouncing_balls
-  bodies: 3
-accessors:
-  - {name: lidar, rate: 200, mode: shared}
-  - {name: camera, rate: 30, mode: shared}
-  - {name: gps, rate: 10, mode: shared}
-  - {name: controller, rate: 100, mode: exclusive, priority: 1, role: controller}
-clock:
-  rate: 100
-  sinks:
-    - udp: 127.0.0.1:15555
-pacer:
-  period: 10ms
-  catch_up: bounded
-  catch_up_limit: 100ms
-timers:
-  - {name: heartbeat, clock: simulated, period: 1s, offset: 0ms}
-  - {name: wall_tick, clock: real, period: 500ms, offset: 0ms}
-)";
+const char* const kDefaultScenario = kEmbeddedScenario;
 
 namespace {
 
@@ -93,11 +71,11 @@ BallsSettings read_balls(const simsync::ConfigNode& w)
     w.allow_only({"type", "bodies", "restitution"});
     if (auto n = w.find("bodies")) {
         b.bodies = n->as_int();
-        if (b.bodies < 1 || b.bodies > 10000) n->fail("expected 1..10000 bodies");
+        if (b.bodies < 1 || b.bodies > 10000) n->fail("expected 1..10000 bodies, got " + std::to_string(b.bodies));
     }
     if (auto n = w.find("restitution")) {
         b.restitution = n->as_double();
-        if (b.restitution < 0 || b.restitution > 1) n->fail("expected a restitution in [0, 1]");
+        if (b.restitution < 0 || b.restitution > 1) n->fail("expected a restitution in [0, 1], got " + n->as_string());
     }
     return b;
 }
@@ -109,14 +87,14 @@ std::unique_ptr<BallsWorld> make_world(const simsync::ScenarioConfig& config)
     return std::make_unique<BallsWorld>(static_cast<std::size_t>(b.bodies), b.restitution);
 }
 
-void write_trace(const std::string& file, const std::vector<std::unique_ptr<Participant>>& participants,
+void write_trace(simsync::examples::ChromeTraceFile& file, const std::vector<std::unique_ptr<Participant>>& participants,
                  WallClock::time_point origin)
 {
     std::vector<simsync::examples::TraceTrack> tracks;
     for (const auto& p : participants) {
         tracks.push_back({p->config.name, simsync::to_string(p->config.mode), &p->stats.trace});
     }
-    simsync::examples::write_chrome_trace(file, tracks, origin);
+    file.write(tracks, origin);
 }
 
 void accessor_loop(Participant& p, simsync::SimSyncHandler& handler, const std::optional<SimTime>& end,
@@ -161,7 +139,7 @@ void accessor_loop(Participant& p, simsync::SimSyncHandler& handler, const std::
         } else {
             access.release();
         }
-        if (tracing) s.trace.push_back({want, access.granted_time(), wall_start, WallClock::now()});
+        if (tracing) s.trace.push_back({want, access.granted_time(), wall_start, granted_at, WallClock::now()});
 #if SIMSYNC_EXAMPLES_WEB
         if (p.track != nullptr) {
             p.track->record({.requested = want, .granted = access.granted_time(), .asked = wall_start,
@@ -213,6 +191,9 @@ void check_scenario(const simsync::ScenarioConfig& config)
             if (auto n = a.node->find(key)) n->fail(message);
             a.node->fail(message);
         };
+        if (a.name == simsync::examples::PauseAtEnd::kName) {
+            fail("name", std::string("the name '") + a.name + "' is taken by the end marker of --duration");
+        }
         if (a.role != "controller" && a.role != "sensor") {
             fail("role", "expected a role of sensor or controller, got '" + a.role + "'");
         }
@@ -236,13 +217,33 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
             a.name, {.kind = a.kind, .mode = a.mode, .priority = a.priority, .first_request = a.schedule.at(0)});
         participants.push_back(std::move(p));
     }
-    // With --duration, time stops at the end: a lockstep accessor last in every
-    // order holds it there while the others finish their last requests.
-    std::optional<simsync::Accessor> end_keeper;
-    if (options.end) {
-        end_keeper = handler.register_accessor("end", {.kind = simsync::AccessorKind::lockstep,
-                                                       .priority = INT_MIN, .first_request = *options.end});
-    }
+
+    // The run ends on `quit`, on SIGINT / SIGTERM, or, with --duration, once
+    // time has reached the end and every accessor has made its last request.
+    bool quit = false; // guarded by quit_mutex
+    std::mutex quit_mutex;
+    std::condition_variable quit_cv;
+    auto request_quit = [&] {
+        {
+            std::lock_guard<std::mutex> g(quit_mutex);
+            quit = true;
+        }
+        quit_cv.notify_all();
+    };
+    simsync::examples::StopOnSignals signals([&](int) { request_quit(); });
+    // With --duration: the parts that must be done first (every accessor
+    // thread, and time reaching the end), counted down.
+    struct EndParts {
+        std::atomic<std::size_t> left;
+        std::function<void()> at_zero;
+        void done()
+        {
+            if (--left == 0) at_zero();
+        }
+    } end_parts{participants.size() + 1, request_quit};
+    // Time stops at the end, without holding anybody's last requests there back.
+    std::optional<simsync::examples::PauseAtEnd> pause_at_end;
+    if (options.end) pause_at_end.emplace(handler, *options.end, [&] { end_parts.done(); });
 
     // One event loop (one thread) for everything that waits on wall time: the
     // pacer's deadlines, the clock publisher's paused messages, real-time timers.
@@ -315,37 +316,32 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
         std::printf("simsync-demo: %zu accessors, dt %s s, unpaced (as fast as possible)\n", config.accessors.size(),
                     simsync::format_seconds(config.handler.step).c_str());
     }
+    std::printf("%s\n", simsync::examples::clock_plan_line(config.clock, config.time_source).c_str());
     std::fflush(stdout);
+    if (const auto warning = simsync::examples::time_source_warning(config.time_source, config.clock)) {
+        std::fprintf(stderr, "simsync-demo: warning: %s\n", warning->c_str());
+    }
 
     const auto wall_start = WallClock::now();
-    std::atomic<bool> quit{false};
-    std::mutex quit_mutex;
-    std::condition_variable quit_cv;
-    auto request_quit = [&] {
-        {
-            std::lock_guard<std::mutex> g(quit_mutex);
-            quit = true;
-        }
-        quit_cv.notify_all();
-    };
-
     std::vector<std::thread> threads;
-    std::atomic<std::size_t> finished{0};
     for (auto& p : participants) {
         threads.emplace_back([&, raw = p.get()] {
-            accessor_loop(*raw, handler, options.end, !options.trace_file.empty());
-            if (++finished == participants.size() && options.end) request_quit();
+            accessor_loop(*raw, handler, options.end, options.trace != nullptr);
+            if (options.end) end_parts.done();
         });
     }
-    if (participants.empty() && options.end) request_quit();
     timer_signal.fire_start();
 
-    // The operator's commands; end of input quits unless a duration ends the run.
-    simsync::examples::OperatorConsole console(handler, scale, request_quit, !options.end);
+    // The operator's commands. The end of input is not a quit: a run without a
+    // terminal (nohup, systemd, docker, a launch file) goes on until its
+    // --duration, a `quit`, or SIGINT / SIGTERM.
+    simsync::examples::OperatorConsole console(
+        handler, scale, request_quit,
+        {.program = "simsync-demo", .start_paused = config.handler.start_paused, .web_console = !options.web.empty()});
 
     {
         std::unique_lock<std::mutex> lock(quit_mutex);
-        quit_cv.wait(lock, [&] { return quit.load(); });
+        quit_cv.wait(lock, [&] { return quit; });
     }
     const SimTime reached = handler.now();
     std::optional<simsync::PacerStats> pacer_stats;
@@ -353,6 +349,7 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
     handler.stop();
     for (auto& t : threads) t.join();
     console.stop();
+    pause_at_end.reset();
 #if SIMSYNC_EXAMPLES_WEB
     web.reset(); // before the pacer it reads
 #endif
@@ -362,6 +359,10 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
     const std::uint64_t clock_messages = clock.published();
     const auto wall_elapsed = WallClock::now() - wall_start;
     if (console.terminal()) std::printf("\n");
+    if (const int number = signals.received()) {
+        std::printf("ended by %s at %s s\n", simsync::examples::signal_name(number),
+                    simsync::format_seconds(reached).c_str());
+    }
     print_summary(participants, reached, wall_elapsed);
     if (pacer_stats) std::printf("%s\n", simsync::examples::pacer_summary(*pacer_stats).c_str());
     for (std::size_t i = 0; i < timers.size(); ++i) {
@@ -370,13 +371,11 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
                     static_cast<unsigned long long>(timer_calls[i]->load()));
     }
     if (config.clock.enabled) {
-        std::printf("clock: %llu messages from time source '%s' at %s\n",
-                    static_cast<unsigned long long>(clock_messages), config.time_source.c_str(),
-                    config.clock.schedule.describe().c_str());
+        std::printf("%s\n", simsync::examples::clock_summary_line(config.clock, config.time_source, clock_messages).c_str());
     }
-    if (!options.trace_file.empty()) {
-        write_trace(options.trace_file, participants, wall_start);
-        std::printf("trace written to %s\n", options.trace_file.c_str());
+    if (options.trace != nullptr) {
+        write_trace(*options.trace, participants, wall_start);
+        std::printf("trace written to %s\n", options.trace->path().c_str());
     }
     return 0;
 }

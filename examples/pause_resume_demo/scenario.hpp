@@ -2,6 +2,8 @@
 // Runs a ScenarioConfig: the demo's world, its accessor threads, the operator's
 // commands, the status line and the final summary.
 
+#include "chrome_trace.hpp"
+
 #include <simsync/config.hpp>
 
 #include <optional>
@@ -9,8 +11,10 @@
 
 namespace demo {
 
-// The scenario `simsync-demo` runs without --config.
+// The scenario `simsync-demo` runs without --config: the text of
+// examples/pause_resume_demo/scenario.yaml, compiled in.
 extern const char* const kDefaultScenario;
+inline constexpr const char* kDefaultScenarioName = "examples/pause_resume_demo/scenario.yaml (embedded)";
 
 // The demo's part of the scenario format: the `bouncing_balls` world type
 // (keys `bodies`, 1..10000, and `restitution`, 0..1) and the `ros2` clock sink
@@ -18,13 +22,14 @@ extern const char* const kDefaultScenario;
 simsync::ScenarioExtensions scenario_extensions();
 
 // What the format leaves to the program, checked right after loading: every
-// accessor's role is sensor or controller, and a controller (it writes) is
-// exclusive. @throws simsync::ConfigError at the offending key.
+// accessor's role is sensor or controller, a controller (it writes) is
+// exclusive, and no accessor takes the name of the --duration end marker
+// ("--duration", PauseAtEnd). @throws simsync::ConfigError at the offending key.
 void check_scenario(const simsync::ScenarioConfig& config);
 
 struct RunOptions {
     std::optional<simsync::SimTime> end; // run until this simulated time, then quit
-    std::string trace_file;              // Chrome trace-event JSON of every grant
+    simsync::examples::ChromeTraceFile* trace = nullptr; // --trace: written at the end (opened before the run)
     std::string web;                     // "[HOST:]PORT": serve the web console there ("" = none)
 };
 

@@ -52,13 +52,18 @@ std::string status_line(const SimSyncHandler& handler, const RateMeter& meter, b
         std::snprintf(buf, sizeof buf, " grants/s=%.0f", meter.grant_rate());
         line += buf;
     }
-    if (verbose && !snap.waiting_for.empty()) {
-        line += " waiting_for=";
-        for (std::size_t i = 0; i < snap.waiting_for.size(); ++i) line += (i ? "," : "") + snap.waiting_for[i];
-        std::snprintf(buf, sizeof buf, " (%.1f s)", std::chrono::duration<double>(snap.waiting_for_how_long).count());
-        line += buf;
-    }
+    if (verbose) line += stalled_text(snap);
     return line;
+}
+
+std::string stalled_text(const Snapshot& snap)
+{
+    if (snap.waiting_for.empty() || snap.waiting_for_how_long < kStalledAfter) return {};
+    std::string text = " waiting_for=";
+    for (std::size_t i = 0; i < snap.waiting_for.size(); ++i) text += (i ? "," : "") + snap.waiting_for[i];
+    char buf[48];
+    std::snprintf(buf, sizeof buf, " (%.1f s)", std::chrono::duration<double>(snap.waiting_for_how_long).count());
+    return text + buf;
 }
 
 std::string redraw_status(const std::string& line, int columns)
@@ -103,6 +108,26 @@ void print_web_console_url(const std::string& url, bool needs_token, const std::
 
 namespace {
 
+void print_paused_hint(const std::string& program, bool web_console, bool input_ended)
+{
+    if (!input_ended) {
+        std::fprintf(stderr,
+                     "%s: paused at the start (handler.start_paused: true): time waits for 'resume'; type it on "
+                     "standard input, one command per line (resume, step N, until T, ...)%s\n",
+                     program.c_str(), web_console ? ", or press resume on the web console" : "");
+    } else if (web_console) {
+        std::fprintf(stderr,
+                     "%s: standard input has ended while the run is paused: resume it from the web console; "
+                     "SIGINT or SIGTERM ends it\n",
+                     program.c_str());
+    } else {
+        std::fprintf(stderr,
+                     "%s: standard input has ended while the run is paused, so nothing can resume it: SIGINT or "
+                     "SIGTERM ends it (give commands on standard input, or serve the web console with --web)\n",
+                     program.c_str());
+    }
+}
+
 // Puts a terminal into single-key mode for the life of the object.
 class RawTerminal {
 public:
@@ -143,13 +168,16 @@ std::optional<std::string> read_some(std::chrono::milliseconds timeout)
 } // namespace
 
 OperatorConsole::OperatorConsole(SimSyncHandler& handler, TimeScale& scale, std::function<void()> on_quit,
-                                 bool quit_at_end_of_input)
+                                 PausedRunHints hints)
     : handler_(handler),
       scale_(scale),
       on_quit_(std::move(on_quit)),
-      quit_at_end_of_input_(quit_at_end_of_input),
+      hints_(std::move(hints)),
       tty_(isatty(STDIN_FILENO) != 0)
 {
+    if (!tty_ && !hints_.program.empty() && hints_.start_paused) {
+        print_paused_hint(hints_.program, hints_.web_console, false);
+    }
     thread_ = std::thread([this] { run(); });
 }
 
@@ -213,9 +241,11 @@ void OperatorConsole::run()
             meter_.sample(handler_.now(), handler_.snapshot().grants);
             last_sample = WallClock::now();
         }
-        if (!input) { // end of input
+        if (!input) { // end of input: no more commands, the run goes on
             input_open = false;
-            if (quit_at_end_of_input_) on_quit_();
+            if (!tty_ && !hints_.program.empty() && handler_.state() == HandlerState::paused) {
+                print_paused_hint(hints_.program, hints_.web_console, true);
+            }
             continue;
         }
         if (tty_) {

@@ -45,9 +45,17 @@ private:
 };
 
 // "status sim_time=<seconds> state=<running|paused|stopped> rtf=<x> grants=<n>";
-// verbose (the terminal's live line) adds grants/s and who time waits for;
-// `verbose` appends who time waits for (the terminal display does, `status` not).
+// `verbose` (the terminal's live line; `status` is not) adds grants/s and, when
+// time is stalled, who it waits for (stalled_text).
 std::string status_line(const SimSyncHandler& handler, const RateMeter& meter, bool verbose);
+
+// How long time must have waited for the same accessors before the status line
+// names them: a pacer holds time for up to a period at every pacing point, a
+// sensor for the length of its access; that is the run's rhythm, not a stall.
+inline constexpr WallClock::duration kStalledAfter = std::chrono::seconds(1);
+// " waiting_for=<names> (<seconds> s)" if `snapshot` says time has waited for
+// the same accessors for kStalledAfter or longer, else "".
+std::string stalled_text(const Snapshot& snapshot);
 
 // The bytes that redraw a terminal's status line in place: carriage return,
 // the line (cut to `columns` - 1 characters when the width is known, > 0, so it
@@ -66,6 +74,17 @@ std::string pacer_summary(const PacerStats& stats);
 // (0.0.0.0, ::) stands for this machine's own.
 void print_web_console_url(const std::string& url, bool needs_token, const std::string& host);
 
+// What the console tells an operator without a terminal about a paused run,
+// on stderr: with `start_paused` (the scenario's handler.start_paused), at once,
+// that time waits for `resume` and how to give it; and if stdin ends while the
+// run is paused, that only the web console (`web_console`: the program serves
+// one) can resume it now, or else nothing, and that a signal ends it.
+struct PausedRunHints {
+    std::string program; // "simsync-demo"; empty: no hints
+    bool start_paused = false;
+    bool web_console = false;
+};
+
 // The operator's console: a thread that reads stdin and drives the handler.
 //   On a terminal (single keys): p pause, r resume, s step, + / - scale x2 / /2,
 //   q quit; the status line is redrawn in place four times a second.
@@ -73,17 +92,22 @@ void print_web_console_url(const std::string& url, bool needs_token, const std::
 //   resume, step N, until T, scale X, revoke NAME, status, quit: the web
 //   console's vocabulary too); `status` prints status_line, a bad command prints
 //   "error ..." and changes nothing.
-// `quit` (and end of input, if `quit_at_end_of_input`) calls `on_quit` on the
-// console thread; the console keeps sampling the rate until stop().
+// `quit` calls `on_quit` on the console thread. The end of input (stdin is
+// /dev/null, an empty pipe, a closed one: nohup, systemd, docker without -t, a
+// launch file) means "no more commands", never "quit": the run goes on until
+// its own end, `quit` from another console, or a signal (StopOnSignals), and
+// the console keeps sampling the rate until stop(). Without a terminal it gives
+// the `hints` (PausedRunHints).
 //
 // Copy/move: neither. Threads: construct and destroy on one thread; stop() from
-// any thread but the console's own, one at a time; `meter()` from any. `on_quit` must not call stop().
+// any thread but the console's own, one at a time; `meter()` from any.
+// `on_quit` must not call stop().
 // Guarantees: the destructor stops and joins the thread within about 50 ms; the
 // terminal is restored to its previous mode.
 class OperatorConsole {
 public:
     OperatorConsole(SimSyncHandler& handler, TimeScale& scale, std::function<void()> on_quit,
-                    bool quit_at_end_of_input);
+                    PausedRunHints hints = {});
     ~OperatorConsole();
     OperatorConsole(const OperatorConsole&) = delete;
     OperatorConsole& operator=(const OperatorConsole&) = delete;
@@ -103,7 +127,7 @@ private:
     SimSyncHandler& handler_;
     TimeScale& scale_;
     std::function<void()> on_quit_;
-    bool quit_at_end_of_input_;
+    PausedRunHints hints_;
     bool tty_;
     RateMeter meter_;
     std::atomic<bool> stop_{false};

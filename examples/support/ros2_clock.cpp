@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <variant>
 
 namespace simsync::examples {
 
@@ -91,6 +92,43 @@ std::optional<ClockSinkConfig> ros2_clock_sink(const po::variables_map& values)
         yaml += "\nsecurity: " + quoted + "\"";
     }
     return ClockSinkConfig{ExtensionSinkConfig{"ros2", ConfigNode::parse(yaml, "--ros2-clock")}};
+}
+
+std::string describe_clock_sinks(const ClockConfig& clock)
+{
+    if (clock.sinks.empty()) return "no sink (clock.sinks is empty)";
+    std::string text;
+    for (const ClockSinkConfig& sink : clock.sinks) {
+        if (!text.empty()) text += "; ";
+        if (const auto* udp = std::get_if<UdpSinkConfig>(&sink)) {
+            text += "udp " + udp->host + ":" + std::to_string(udp->port);
+            continue;
+        }
+        const auto& extension = std::get<ExtensionSinkConfig>(sink);
+#if SIMSYNC_EXAMPLES_HAVE_DDS
+        if (extension.kind == "ros2") {
+            const dds::Ros2SinkSettings ros2 = dds::parse_ros2_sink(extension.config);
+            text += "ROS 2 /clock (DDS topic " + ros2.sink.topic + ") on " + dds::describe(ros2.domain);
+            continue;
+        }
+#endif
+        text += extension.kind;
+    }
+    return text;
+}
+
+std::string clock_plan_line(const ClockConfig& clock, const std::string& time_source)
+{
+    if (!clock.enabled) return "clock: off (clock.enabled: false)";
+    return "clock: time source '" + time_source + "', " + clock.schedule.describe() + " of simulated time, to " +
+           describe_clock_sinks(clock);
+}
+
+std::string clock_summary_line(const ClockConfig& clock, const std::string& time_source, std::uint64_t published)
+{
+    const std::string n = std::to_string(published);
+    if (clock.sinks.empty()) return "clock: " + n + " ticks, sent nowhere (no sink: clock.sinks is empty)";
+    return "clock: " + n + " messages from time source '" + time_source + "' to " + describe_clock_sinks(clock);
 }
 
 void register_ros2_clock_sink(ScenarioExtensions& extensions)

@@ -11,7 +11,9 @@
 
 #include <simsync/config.hpp>
 
+#include <cstdint>
 #include <optional>
+#include <string>
 
 namespace simsync::examples {
 
@@ -30,6 +32,18 @@ void add_ros2_clock_options(po::options_description& options);
 void check_ros2_clock_options(const po::variables_map& values);
 // The sink the options ask for, if any (after check_ros2_clock_options).
 std::optional<ClockSinkConfig> ros2_clock_sink(const po::variables_map& values);
+
+// Where the clock publisher of `clock` sends, in words, for the programs'
+// first lines and summaries: "udp 127.0.0.1:15555, ROS 2 /clock (DDS topic
+// rt/clock) on domain 0, system network", or "no sink (clock.sinks is empty)".
+std::string describe_clock_sinks(const ClockConfig& clock);
+// The programs' lines about their clock publisher: before the run ("clock:
+// time source 'sim', every 0.010000000 s of simulated time, to <sinks>", or
+// "clock: off (clock.enabled: false)") and in the summary ("clock: N messages
+// from time source 'sim' to <sinks>", or "clock: N ticks, sent nowhere (no
+// sink)").
+std::string clock_plan_line(const ClockConfig& clock, const std::string& time_source);
+std::string clock_summary_line(const ClockConfig& clock, const std::string& time_source, std::uint64_t published);
 
 // Registers the `ros2` clock sink kind (checked at load, errors at
 // file:line:column), or, without the adapter, a kind that refuses every use

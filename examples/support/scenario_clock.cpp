@@ -5,6 +5,14 @@
 
 namespace simsync::examples {
 
+std::optional<std::string> time_source_warning(const std::string& time_source, const ClockConfig& clock)
+{
+    if (!clock.enabled || time_source != "external") return std::nullopt;
+    return "time.source 'external' is set from outside (a ROS 2 /clock follower, an API call), and nothing in this "
+           "program sets it: every clock message carries 0. For simulated time choose 'sim' (docs/config.md, "
+           "\"Time sources\")";
+}
+
 ScenarioClock::ScenarioClock(SimSyncHandler& handler, const TimeScale& scale, const std::string& time_source,
                              const ClockConfig& clock, const ClockSinkMakers& makers, Executor executor)
 {

@@ -20,6 +20,12 @@ namespace simsync::examples {
 using ClockSinkMaker = std::function<std::unique_ptr<ClockSink>(const ConfigNode&)>;
 using ClockSinkMakers = std::map<std::string, ClockSinkMaker, std::less<>>;
 
+// A warning for a scenario whose clock publishes a time source that nothing in
+// the program feeds (`external`: set from outside, e.g. by a ROS 2 /clock
+// follower, which the example programs do not run), so every message would
+// carry its start value, 0; nullopt if there is nothing to say.
+std::optional<std::string> time_source_warning(const std::string& time_source, const ClockConfig& clock);
+
 // Copy/move: neither (the publisher's completions refer to it). Construct and destroy
 // on one thread; destruction (or stop()) ends the publisher.
 class ScenarioClock {

@@ -26,6 +26,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -35,7 +36,9 @@ namespace simsync {
 /// A configuration error: where (file, 1-based line and column) and which key
 /// (a path such as `accessors[2].rate`), and what was expected.
 /// what() reads "scenario.yaml:12:11: accessors[2].rate: expected ..., got 'fast'".
-/// Line and column are 0 when the file itself cannot be read.
+/// An error about the file as a whole has no place: line and column 0, an empty
+/// key, and what() reads "nope.yaml: cannot open the file: No such file or
+/// directory", with the system's reason.
 /// Copy/move: a value type, like Error.
 class ConfigError : public Error {
 public:
@@ -156,6 +159,46 @@ private:
     std::shared_ptr<const Impl> impl_;
 };
 
+/// Keeps, of the errors of several checks of one part of a document, the one
+/// placed first (line, then column), so a reader whose checks do not run in the
+/// document's order still reports its first error in document order: an
+/// unknown key after a bad value names the bad value. A check whose ConfigError
+/// is kept ends there; the checks after it still run (skip those that need its
+/// result). Errors without a place (line 0) count as placed last.
+/// @code
+/// simsync::FirstConfigError first;
+/// first.check([&] { node.allow_only({"size", "mass"}); });
+/// first.check([&] { if (auto v = node.find("size")) size = read_size(*v); });
+/// first.check([&] { if (auto v = node.find("mass")) mass = v->as_double(); });
+/// first.throw_if_any();
+/// @endcode
+/// Copy/move: a value type. One thread at a time.
+class FirstConfigError {
+public:
+    /// Runs `check`; keeps the ConfigError it throws if it is placed before
+    /// the one kept so far. Other exceptions propagate.
+    /// @return true if `check` threw no ConfigError.
+    template <class Check>
+    bool check(Check&& check)
+    {
+        try {
+            std::forward<Check>(check)();
+            return true;
+        } catch (const ConfigError& e) {
+            keep(e);
+            return false;
+        }
+    }
+    /// True if an error is kept.
+    bool any() const noexcept { return first_.has_value(); }
+    /// @throws ConfigError the one kept, if any.
+    void throw_if_any() const;
+
+private:
+    void keep(const ConfigError& e);
+    std::optional<ConfigError> first_;
+};
+
 // ------------------------------------------------------------ extension point
 
 /// Checks one part of a scenario that an adapter or a program owns (a world
@@ -253,6 +296,16 @@ struct ExtensionSinkConfig {
 
 /// One entry of `clock.sinks`: a built-in UDP sink or one of a registered kind.
 using ClockSinkConfig = std::variant<UdpSinkConfig, ExtensionSinkConfig>;
+
+/// Reads a duration written as a scenario file writes one (ConfigNode::as_duration:
+/// "10ms", "0.5 s", "250us", "2min", a plain 0) from text that does not come
+/// from a file, such as a program's `--duration 2.5s`. With `bare_unit` ("ns",
+/// "us", "ms", "s" or "min") a plain number is read in that unit ("2.5" with
+/// "s": 2.5 s); without, a plain number other than 0 is an error, as in a file.
+/// Exact integer nanoseconds. Any thread.
+/// @throws simsync::Error (invalid_argument) saying what was expected and what
+///         was got, or naming an unknown `bare_unit`.
+std::chrono::nanoseconds parse_duration(std::string_view text, std::string_view bare_unit = {});
 
 /// Parses "HOST:PORT" (the last colon splits; `[v6]:PORT` for IPv6 literals,
 /// brackets removed from the host; port 1..65535 in decimal), as

@@ -9,8 +9,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -31,6 +34,12 @@ __extension__ typedef __int128 Int128; // exact products of two 64-bit values
 std::string locate(const std::string& file, int line, int column, const std::string& key, const std::string& msg)
 {
     std::ostringstream out;
+    // A place that is not known (0:0: the file as a whole, e.g. one that cannot
+    // be opened) is not printed as one.
+    if (line == 0 && column == 0 && key.empty()) {
+        out << file << ": " << msg;
+        return out.str();
+    }
     out << file << ':' << line << ':' << column << ": " << (key.empty() ? std::string("(root)") : key) << ": " << msg;
     return out.str();
 }
@@ -76,6 +85,22 @@ ConfigError::ConfigError(std::string file, int line, int column, std::string key
     : Error(errc::invalid_argument, locate(file, line, column, key, message)), file_(std::move(file)), line_(line),
       column_(column), key_(std::move(key))
 {
+}
+
+// ------------------------------------------------------------- FirstConfigError
+
+void FirstConfigError::keep(const ConfigError& e)
+{
+    // Unplaced errors (line 0) go last.
+    auto rank = [](const ConfigError& x) {
+        return std::pair<long long, int>{x.line() == 0 ? std::numeric_limits<long long>::max() : x.line(), x.column()};
+    };
+    if (!first_ || rank(e) < rank(*first_)) first_ = e;
+}
+
+void FirstConfigError::throw_if_any() const
+{
+    if (first_) throw *first_;
 }
 
 // ------------------------------------------------------------------- ConfigNode
@@ -243,12 +268,18 @@ ConfigNode ConfigNode::parse(const std::string& text, const std::string& file)
 
 ConfigNode ConfigNode::load_file(const std::string& path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw ConfigError(path, 0, 0, "", "cannot open the file");
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) throw ConfigError(path, 0, 0, "", "cannot read the file");
-    return parse(text.str(), path);
+    // C stdio rather than a stream: errno says why a file cannot be opened or read.
+    errno = 0;
+    std::FILE* file = std::fopen(path.c_str(), "rb");
+    if (file == nullptr) throw ConfigError(path, 0, 0, "", std::string("cannot open the file: ") + std::strerror(errno));
+    std::string text;
+    char buffer[65536];
+    std::size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof buffer, file)) > 0) text.append(buffer, n);
+    const int read_error = std::ferror(file) ? errno : 0;
+    std::fclose(file);
+    if (read_error != 0) throw ConfigError(path, 0, 0, "", std::string("cannot read the file: ") + std::strerror(read_error));
+    return parse(text, path);
 }
 
 const std::string& ConfigNode::path() const noexcept { return impl_->path; }
@@ -477,30 +508,66 @@ NumberAndUnit split_unit(std::string_view s)
 
 } // namespace
 
-std::chrono::nanoseconds ConfigNode::as_duration() const
+namespace {
+
+// The scenario format's duration syntax, shared by ConfigNode::as_duration and
+// parse_duration: the value, or why not (what was expected and what was got).
+struct DurationOrError {
+    std::chrono::nanoseconds value{};
+    std::string error; // empty: `value` is valid
+};
+
+DurationOrError read_duration(std::string_view s, std::string_view bare_unit)
 {
-    const std::string s = as_string();
-    const std::string expected =
-        "expected a duration: a number >= 0 and a unit (ns, us, ms, s, min), e.g. 10ms or 0.5 s; got '" + s + "'";
-    if (!s.empty() && (s.front() == '-' || s.front() == '+')) fail(expected + " (durations have no sign)");
-    const auto [number, unit] = split_unit(s);
+    const std::string got = "got '" + std::string(s) + "'";
+    const std::string expected = bare_unit.empty()
+                                     ? "expected a duration: a number >= 0 and a unit (ns, us, ms, s, min), e.g. 10ms "
+                                       "or 0.5 s; " + got
+                                     : "expected a duration: a number >= 0 of " + std::string(bare_unit) +
+                                           " (2.5), or a number and a unit (ns, us, ms, s, min), e.g. 10ms or 0.5 s; " +
+                                           got;
+    if (!s.empty() && (s.front() == '-' || s.front() == '+')) return {{}, expected + " (durations have no sign)"};
+    auto [number, unit] = split_unit(s);
     std::int64_t num = 0;
     std::int64_t den = 1;
     int decimals = 0;
-    if (!parse_decimal(number, num, den, decimals)) fail(expected);
+    if (!parse_decimal(number, num, den, decimals)) return {{}, expected};
+    if (unit.empty() && number.size() == s.size() && !bare_unit.empty()) unit = bare_unit;
     std::int64_t unit_ns = 0;
     if (unit == "ns") unit_ns = 1;
     else if (unit == "us") unit_ns = 1'000;
     else if (unit == "ms") unit_ns = 1'000'000;
     else if (unit == "s") unit_ns = 1'000'000'000;
     else if (unit == "min") unit_ns = 60'000'000'000;
-    else if (unit.empty() && num == 0 && number.size() == s.size()) return std::chrono::nanoseconds::zero();
-    else fail(expected);
+    else if (unit.empty() && num == 0 && number.size() == s.size()) return {std::chrono::nanoseconds::zero(), {}};
+    else return {{}, expected};
     const Int128 scaled = static_cast<Int128>(num) * unit_ns;
-    if (scaled % den != 0) fail("'" + s + "' is not a whole number of nanoseconds");
+    if (scaled % den != 0) return {{}, "'" + std::string(s) + "' is not a whole number of nanoseconds"};
     const Int128 ns = scaled / den;
-    if (ns > std::numeric_limits<std::int64_t>::max()) fail("'" + s + "' is longer than about 292 years");
-    return std::chrono::nanoseconds{static_cast<std::int64_t>(ns)};
+    if (ns > std::numeric_limits<std::int64_t>::max()) {
+        return {{}, "'" + std::string(s) + "' is longer than about 292 years"};
+    }
+    return {std::chrono::nanoseconds{static_cast<std::int64_t>(ns)}, {}};
+}
+
+} // namespace
+
+std::chrono::nanoseconds ConfigNode::as_duration() const
+{
+    const DurationOrError d = read_duration(as_string(), {});
+    if (!d.error.empty()) fail(d.error);
+    return d.value;
+}
+
+std::chrono::nanoseconds parse_duration(std::string_view text, std::string_view bare_unit)
+{
+    if (!bare_unit.empty() && bare_unit != "ns" && bare_unit != "us" && bare_unit != "ms" && bare_unit != "s" &&
+        bare_unit != "min") {
+        throw Error(errc::invalid_argument, "parse_duration: unknown unit '" + std::string(bare_unit) + "'");
+    }
+    const DurationOrError d = read_duration(text, bare_unit);
+    if (!d.error.empty()) throw Error(errc::invalid_argument, d.error);
+    return d.value;
 }
 
 std::pair<std::int64_t, std::int64_t> ConfigNode::as_rate() const
@@ -666,9 +733,19 @@ PeriodicSchedule read_schedule(const ConfigNode& n, PeriodicSchedule fallback)
     return fallback;
 }
 
-void read_handler(const ConfigNode& n, ScenarioConfig& cfg)
+// Checks the keys of the map `n` against `allowed` and reads them with `read`,
+// reporting whichever error comes first in the document: an unknown key after
+// a bad value names the bad value, as an unknown key before it is named first.
+template <class Read>
+void read_map(const ConfigNode& n, std::initializer_list<const char*> allowed, Read&& read)
 {
-    n.allow_only({"step", "rounding", "start_paused", "step_thread"});
+    FirstConfigError first;
+    if (first.check([&] { n.allow_only(allowed); }) || n.is_map()) first.check(std::forward<Read>(read));
+    first.throw_if_any();
+}
+
+void read_handler_keys(const ConfigNode& n, ScenarioConfig& cfg)
+{
     if (auto v = n.find("step")) cfg.handler.step = positive_duration(*v, "a step");
     if (auto v = n.find("rounding")) cfg.handler.rounding = parse_rounding(v->as_choice({"nearest", "up", "down"}));
     if (auto v = n.find("start_paused")) cfg.handler.start_paused = v->as_bool();
@@ -677,9 +754,13 @@ void read_handler(const ConfigNode& n, ScenarioConfig& cfg)
     }
 }
 
-void read_time(const ConfigNode& n, const ScenarioExtensions& ext, ScenarioConfig& cfg)
+void read_handler(const ConfigNode& n, ScenarioConfig& cfg)
 {
-    n.allow_only({"source", "scale"});
+    read_map(n, {"step", "rounding", "start_paused", "step_thread"}, [&] { read_handler_keys(n, cfg); });
+}
+
+void read_time_keys(const ConfigNode& n, const ScenarioExtensions& ext, ScenarioConfig& cfg)
+{
     if (auto v = n.find("source")) {
         const std::string name = v->as_string();
         if (!is_builtin_time_source(name) && ext.time_sources.count(name) == 0) {
@@ -702,6 +783,11 @@ void read_time(const ConfigNode& n, const ScenarioExtensions& ext, ScenarioConfi
     }
 }
 
+void read_time(const ConfigNode& n, const ScenarioExtensions& ext, ScenarioConfig& cfg)
+{
+    read_map(n, {"source", "scale"}, [&] { read_time_keys(n, ext, cfg); });
+}
+
 void read_world(const ConfigNode& n, const ScenarioExtensions& ext, ScenarioConfig& cfg)
 {
     if (!n.is_map()) n.fail("expected a map with a type key, e.g. {type: bullet}");
@@ -720,9 +806,8 @@ void read_world(const ConfigNode& n, const ScenarioExtensions& ext, ScenarioConf
     cfg.world = n;
 }
 
-AccessorConfig read_accessor(const ConfigNode& n)
+AccessorConfig read_accessor_keys(const ConfigNode& n)
 {
-    n.allow_only({"name", "rate", "period", "offset", "kind", "mode", "priority", "role"});
     AccessorConfig a;
     a.name = n.at("name").as_string();
     if (a.name.empty()) n.at("name").fail("expected a non-empty name");
@@ -743,6 +828,14 @@ AccessorConfig read_accessor(const ConfigNode& n)
     if (auto v = n.find("role")) a.role = v->as_string();
     a.node = n;
     return a;
+}
+
+AccessorConfig read_accessor(const ConfigNode& n)
+{
+    AccessorConfig value;
+    read_map(n, {"name", "rate", "period", "offset", "kind", "mode", "priority", "role"},
+             [&] { value = read_accessor_keys(n); });
+    return value;
 }
 
 std::string describe(const ConfigNode& n)
@@ -782,9 +875,8 @@ ClockSinkConfig read_sink(const ConfigNode& n, const ScenarioExtensions& ext)
     return ExtensionSinkConfig{kind, value};
 }
 
-void read_clock(const ConfigNode& n, const ScenarioExtensions& ext, ScenarioConfig& cfg)
+void read_clock_keys(const ConfigNode& n, const ScenarioExtensions& ext, ScenarioConfig& cfg)
 {
-    n.allow_only({"enabled", "rate", "period", "sinks"});
     if (auto v = n.find("enabled")) cfg.clock.enabled = v->as_bool();
     cfg.clock.schedule = read_schedule(n, cfg.clock.schedule);
     if (auto sinks = n.find("sinks")) {
@@ -792,9 +884,13 @@ void read_clock(const ConfigNode& n, const ScenarioExtensions& ext, ScenarioConf
     }
 }
 
-void read_pacer(const ConfigNode& n, ScenarioConfig& cfg)
+void read_clock(const ConfigNode& n, const ScenarioExtensions& ext, ScenarioConfig& cfg)
 {
-    n.allow_only({"enabled", "period", "catch_up", "catch_up_limit", "spin_tail"});
+    read_map(n, {"enabled", "rate", "period", "sinks"}, [&] { read_clock_keys(n, ext, cfg); });
+}
+
+void read_pacer_keys(const ConfigNode& n, ScenarioConfig& cfg)
+{
     if (auto v = n.find("enabled")) cfg.pacer.enabled = v->as_bool();
     if (auto v = n.find("period")) cfg.pacer.period = positive_duration(*v, "a period");
     if (auto v = n.find("catch_up")) {
@@ -806,9 +902,14 @@ void read_pacer(const ConfigNode& n, ScenarioConfig& cfg)
     if (auto v = n.find("spin_tail")) cfg.pacer.spin_tail = v->as_duration();
 }
 
-TimerConfig read_timer(const ConfigNode& n)
+void read_pacer(const ConfigNode& n, ScenarioConfig& cfg)
 {
-    n.allow_only({"name", "clock", "period", "offset", "wait_for_start"});
+    read_map(n, {"enabled", "period", "catch_up", "catch_up_limit", "spin_tail"},
+             [&] { read_pacer_keys(n, cfg); });
+}
+
+TimerConfig read_timer_keys(const ConfigNode& n)
+{
     TimerConfig t;
     t.name = n.at("name").as_string();
     if (t.name.empty()) n.at("name").fail("expected a non-empty name");
@@ -822,6 +923,13 @@ TimerConfig read_timer(const ConfigNode& n)
     }
     if (auto v = n.find("wait_for_start")) t.wait_for_start = v->as_bool();
     return t;
+}
+
+TimerConfig read_timer(const ConfigNode& n)
+{
+    TimerConfig value;
+    read_map(n, {"name", "clock", "period", "offset", "wait_for_start"}, [&] { value = read_timer_keys(n); });
+    return value;
 }
 
 // Accessor names, simulated timers and the clock publisher's and pacer's

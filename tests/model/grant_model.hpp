@@ -1,7 +1,6 @@
 #pragma once
-// A reference model of the grant contract, written from design.md section 2 and
-// the public headers (handler.hpp, accessor.hpp, time.hpp) alone: nothing here
-// was taken from src/. It is single-threaded and knows no threads or clocks:
+// A reference model of the grant contract, written from the public headers
+// (handler.hpp, accessor.hpp, time.hpp) alone: nothing here was taken from src/. It is single-threaded and knows no threads or clocks:
 // a discrete-event state machine whose events are the accessors' actions
 // (register, request, withdraw, release, set_kind, deregister), the operator's
 // (pause, resume, step, run_until) and the engine's two freedoms (advance time,

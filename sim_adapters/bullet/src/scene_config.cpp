@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace simsync::bullet {
@@ -62,47 +63,69 @@ GroundPlane ground_from(const ConfigNode& n)
     return g;
 }
 
+// Every key is checked, and the error reported is the first in the document
+// (FirstConfigError): an unknown key after a bad size names the size. A
+// missing size or radius is only known once the body's keys are read, and a
+// key spelled wrong is its likeliest cause, so it is reported when nothing
+// else is wrong.
 BodyDescription body_from(const ConfigNode& n)
 {
-    n.allow_only({"name", "shape", "size", "half_extents", "radius", "mass", "position", "orientation", "yaw",
-                  "linear_velocity", "angular_velocity", "friction", "restitution"});
     BodyDescription b;
-    const ConfigNode name = n.at("name");
-    b.name = name.as_string();
-    if (b.name.empty()) name.fail("expected a non-empty name");
-    b.shape = n.at("shape").as_choice({"box", "sphere"}) == "box" ? Shape::box : Shape::sphere;
-
+    simsync::FirstConfigError first;
+    first.check([&] {
+        n.allow_only({"name", "shape", "size", "half_extents", "radius", "mass", "position", "orientation", "yaw",
+                      "linear_velocity", "angular_velocity", "friction", "restitution"});
+    });
+    if (!n.is_map()) first.throw_if_any();
+    first.check([&] {
+        const ConfigNode name = n.at("name");
+        b.name = name.as_string();
+        if (b.name.empty()) name.fail("expected a non-empty name");
+    });
+    std::optional<Shape> shape;
+    first.check([&] { shape = n.at("shape").as_choice({"box", "sphere"}) == "box" ? Shape::box : Shape::sphere; });
     const auto size = n.find("size");
     const auto half = n.find("half_extents");
     const auto radius = n.find("radius");
-    if (b.shape == Shape::box) {
-        if (radius) radius->fail("a box has no radius; give size or half_extents");
-        if (size && half) half->fail("give either size or half_extents, not both");
+    if (shape == Shape::box) {
+        b.shape = Shape::box;
+        if (radius) first.check([&] { radius->fail("a box has no radius; give size or half_extents"); });
+        if (size && half) first.check([&] { half->fail("give either size or half_extents, not both"); });
         if (size) {
-            const Vec3 s = as_vec3(*size);
-            if (!(s.x > 0 && s.y > 0 && s.z > 0)) size->fail("every edge length must be > 0");
-            b.half_extents = {s.x / 2, s.y / 2, s.z / 2};
-        } else if (half) {
-            b.half_extents = as_vec3(*half);
-            const Vec3& h = b.half_extents;
-            if (!(h.x > 0 && h.y > 0 && h.z > 0)) half->fail("every half extent must be > 0");
+            first.check([&] {
+                const Vec3 v = as_vec3(*size);
+                if (!(v.x > 0 && v.y > 0 && v.z > 0)) size->fail("every edge length must be > 0");
+                b.half_extents = {v.x / 2, v.y / 2, v.z / 2};
+            });
         }
-    } else {
-        if (size) size->fail("a sphere has no size; give radius");
-        if (half) half->fail("a sphere has no half_extents; give radius");
-        if (radius) b.radius = positive(*radius);
+        if (half && !size) {
+            first.check([&] {
+                b.half_extents = as_vec3(*half);
+                const Vec3& h = b.half_extents;
+                if (!(h.x > 0 && h.y > 0 && h.z > 0)) half->fail("every half extent must be > 0");
+            });
+        }
+    } else if (shape == Shape::sphere) {
+        b.shape = Shape::sphere;
+        if (size) first.check([&] { size->fail("a sphere has no size; give radius"); });
+        if (half) first.check([&] { half->fail("a sphere has no half_extents; give radius"); });
+        if (radius) first.check([&] { b.radius = positive(*radius); });
     }
-    if (auto v = n.find("mass")) b.mass = non_negative(*v);
-    if (auto v = n.find("position")) b.pose.position = as_vec3(*v);
+    if (auto v = n.find("mass")) first.check([&] { b.mass = non_negative(*v); });
+    if (auto v = n.find("position")) first.check([&] { b.pose.position = as_vec3(*v); });
     const auto orientation = n.find("orientation");
     const auto yaw = n.find("yaw");
-    if (orientation && yaw) yaw->fail("give either orientation or yaw, not both");
-    if (orientation) b.pose.orientation = as_quaternion(*orientation);
-    if (yaw) b.pose.orientation = Quaternion::from_yaw(yaw->as_double());
-    if (auto v = n.find("linear_velocity")) b.linear_velocity = as_vec3(*v);
-    if (auto v = n.find("angular_velocity")) b.angular_velocity = as_vec3(*v);
-    if (auto v = n.find("friction")) b.friction = non_negative(*v);
-    if (auto v = n.find("restitution")) b.restitution = unit_interval(*v);
+    if (orientation && yaw) first.check([&] { yaw->fail("give either orientation or yaw, not both"); });
+    if (orientation) first.check([&] { b.pose.orientation = as_quaternion(*orientation); });
+    if (yaw && !orientation) first.check([&] { b.pose.orientation = Quaternion::from_yaw(yaw->as_double()); });
+    if (auto v = n.find("linear_velocity")) first.check([&] { b.linear_velocity = as_vec3(*v); });
+    if (auto v = n.find("angular_velocity")) first.check([&] { b.angular_velocity = as_vec3(*v); });
+    if (auto v = n.find("friction")) first.check([&] { b.friction = non_negative(*v); });
+    if (auto v = n.find("restitution")) first.check([&] { b.restitution = unit_interval(*v); });
+    first.throw_if_any();
+    // No default extent: a box of unstated size is a mistake, not a 1 m cube.
+    if (shape == Shape::box && !size && !half) n.fail("a box needs size (full edge lengths) or half_extents");
+    if (shape == Shape::sphere && !radius) n.fail("a sphere needs radius");
     return b;
 }
 

@@ -8,7 +8,10 @@
 #include <simsync/bullet/bullet.hpp>
 #include <simsync/config.hpp>
 
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace sb = simsync::bullet;
 
@@ -111,7 +114,7 @@ TEST_CASE("SceneConfig.Errors.NameFileLineColumnAndKey")
         {"unknown key in a body", R"(world:
   type: bullet
   bodies:
-    - {name: a, shape: box, mass: 1}
+    - {name: a, shape: box, size: [1, 1, 1], mass: 1}
     - {name: b, shape: box, colour: red}
 )",
          5, 29, "world.bodies[1].colour", "unknown key"},
@@ -126,8 +129,8 @@ TEST_CASE("SceneConfig.Errors.NameFileLineColumnAndKey")
         {"duplicate name", R"(world:
   type: bullet
   bodies:
-    - {name: a, shape: box}
-    - {name: a, shape: sphere}
+    - {name: a, shape: box, size: [1, 1, 1]}
+    - {name: a, shape: sphere, radius: 1}
 )",
          5, 14, "world.bodies[1].name", "duplicate body name 'a' (first in world.bodies[0].name)"},
         {"box with a radius", R"(world:
@@ -144,14 +147,48 @@ TEST_CASE("SceneConfig.Errors.NameFileLineColumnAndKey")
   type: bouncing_balls
 )",
          2, 9, "world.type", "reads world type 'bullet'"},
+        // The first error in document order (before: the unknown key, checked first).
+        {"bad size before an unknown key", R"(world:
+  type: bullet
+  bodies:
+    - {name: a, shape: box, size: [1, 0, 1], colour: red}
+)",
+         4, 35, "world.bodies[0].size", "every edge length must be > 0"},
+        {"unknown key before a bad size", R"(world:
+  type: bullet
+  bodies:
+    - {name: a, colour: red, shape: box, size: [1, 0, 1]}
+)",
+         4, 17, "world.bodies[0].colour", "unknown key"},
+        // No default extent (before: a box without size loaded as a 1 m cube, said nowhere).
+        {"box without size", R"(world:
+  type: bullet
+  bodies:
+    - {name: a, shape: box, mass: 1}
+)",
+         4, 7, "world.bodies[0]", "a box needs size (full edge lengths) or half_extents"},
+        {"sphere without radius", R"(world:
+  type: bullet
+  bodies: [{name: a, shape: sphere}]
+)",
+         3, 12, "world.bodies[0]", "a sphere needs radius"},
+        // A misspelt size is named, not the size it leaves missing.
+        {"misspelt size", R"(world:
+  type: bullet
+  bodies:
+    - {name: a, shape: box, sizes: [1, 1, 1]}
+)",
+         4, 29, "world.bodies[0].sizes", "unknown key"},
     };
     for (const Row& row : rows) {
-        CAPTURE(row.what);
+        const std::string case_name = row.what;
+        CAPTURE(case_name);
         try {
             read_world(row.yaml);
             FAIL("no error");
         } catch (const simsync::ConfigError& e) {
-            CAPTURE(e.what());
+            const std::string message = e.what();
+            CAPTURE(message);
             CHECK(e.file() == "scene.yaml");
             CHECK(e.line() == row.line);
             CHECK(e.column() == row.column);
@@ -178,4 +215,49 @@ TEST_CASE("SceneConfig.Scenario.RegisteredWorldTypeIsCheckedAtLoad")
     }
     simsync::ScenarioExtensions twice = bullet_extensions();
     CHECK_THROWS_AS(sb::register_world_type(twice), simsync::Error);
+}
+
+namespace {
+
+std::string read_text(const std::string& path)
+{
+    std::ifstream in(path);
+    REQUIRE(in);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// The ```yaml blocks of a Markdown page, in order.
+std::vector<std::string> yaml_blocks(const std::string& page)
+{
+    std::vector<std::string> blocks;
+    for (std::size_t at = 0; (at = page.find("```yaml\n", at)) != std::string::npos;) {
+        at += 8;
+        const std::size_t end = page.find("```", at);
+        REQUIRE(end != std::string::npos);
+        blocks.push_back(page.substr(at, end - at));
+        at = end + 3;
+    }
+    return blocks;
+}
+
+} // namespace
+
+TEST_CASE("SceneConfig.Docs.TheReadmeYamlLoadsAndItsMoonScenarioIsTheFile")
+{
+    // Before: the README's copy of moon_scenario.yaml showed 2 bodies where the
+    // file has 3; nothing compared them.
+    const std::vector<std::string> blocks = yaml_blocks(read_text(SIMSYNC_BULLET_README));
+    REQUIRE(blocks.size() >= 2);
+    simsync::ScenarioExtensions extensions;
+    sb::register_world_type(extensions);
+    for (const std::string& yaml : blocks) {
+        CAPTURE(yaml);
+        CHECK_NOTHROW(simsync::load_scenario_string(yaml, "sim_adapters/bullet/README.md", extensions));
+    }
+    const std::string moon = read_text(SIMSYNC_MOON_SCENARIO);
+    bool copied = false;
+    for (const std::string& yaml : blocks) copied = copied || yaml == moon;
+    CHECK_MESSAGE(copied, "the README has no block equal to examples/bullet_host/moon_scenario.yaml");
 }

@@ -88,6 +88,21 @@ void check_security_files(const SecurityFiles& files)
     });
 }
 
+std::string describe(const DomainConfig& config)
+{
+    std::string text = "domain " + std::to_string(config.id) + ", " + to_string(config.network) + " network";
+    if (!config.interface.empty()) text += ", interface " + config.interface;
+    if (!config.peers.empty()) {
+        text += ", peers ";
+        for (std::size_t i = 0; i < config.peers.size(); ++i) text += (i ? ", " : "") + config.peers[i];
+    }
+    if (!config.tag.empty()) text += ", tag '" + config.tag + "'";
+    if (config.lease_duration > SimDuration::zero()) text += ", lease " + format_seconds(config.lease_duration) + " s";
+    if (!config.extra_xml.empty()) text += ", extra XML";
+    if (config.security) text += ", DDS Security with certificate '" + config.security->certificate + "'";
+    return text;
+}
+
 DomainConfig DomainConfig::loopback(std::uint32_t id)
 {
     DomainConfig c;
@@ -210,18 +225,6 @@ std::map<std::uint32_t, DomainEntry>& registry()
 {
     static auto* r = new std::map<std::uint32_t, DomainEntry>;
     return *r;
-}
-
-std::string describe(const DomainConfig& c)
-{
-    std::string s = std::string("network ") + to_string(c.network);
-    if (!c.interface.empty()) s += ", interface '" + c.interface + "'";
-    for (const auto& p : c.peers) s += ", peer " + p;
-    if (!c.tag.empty()) s += ", tag '" + c.tag + "'";
-    if (c.lease_duration > SimDuration::zero()) s += ", lease " + format_seconds(c.lease_duration) + " s";
-    if (!c.extra_xml.empty()) s += ", extra XML";
-    if (c.security) s += ", DDS Security with certificate '" + c.security->certificate + "'";
-    return s;
 }
 
 void acquire_domain(const DomainConfig& c)

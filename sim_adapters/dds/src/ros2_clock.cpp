@@ -73,6 +73,16 @@ struct Ros2ClockSink::Impl {
     }
 };
 
+std::string dds_topic_name(std::string_view topic)
+{
+    if (topic.empty() || topic == "/") {
+        throw Error(errc::invalid_argument, "expected a topic name (ROS 2: /clock, or DDS: rt/clock), got " +
+                                                (topic.empty() ? std::string("an empty one") : "'/'"));
+    }
+    if (topic.front() == '/') return "rt" + std::string(topic);
+    return std::string(topic);
+}
+
 Ros2ClockSink::Ros2ClockSink(std::shared_ptr<Participant> participant, Ros2ClockSinkConfig config)
     : impl_(std::make_unique<Impl>())
 {

@@ -108,8 +108,13 @@ Ros2SinkSettings parse_ros2_sink(const ConfigNode& node)
                      "depth", "repeat_while_paused"});
     detail::read_domain_keys(node, s.domain);
     if (auto n = node.find("topic")) {
-        s.sink.topic = n->as_string();
-        if (s.sink.topic.empty()) n->fail("expected a DDS topic name (ROS 2's /clock is rt/clock), got an empty string");
+        try {
+            s.sink.topic = dds_topic_name(n->as_string()); // a ROS 2 name (/clock) as ROS 2 maps it (rt/clock)
+        } catch (const ConfigError&) {
+            throw;
+        } catch (const Error& e) {
+            n->fail(e.what());
+        }
     }
     if (auto n = node.find("reliability")) {
         s.sink.qos.reliability = parse_reliability(n->as_choice({"reliable", "best_effort"}));

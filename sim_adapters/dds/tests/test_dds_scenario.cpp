@@ -58,6 +58,34 @@ TEST_CASE("DdsScenario.Ros2Sink.DefaultsAndEveryKey")
     CHECK_FALSE(s.sink.repeat_while_paused);
 }
 
+TEST_CASE("DdsScenario.Ros2Sink.RosTopicNamesMapToDds")
+{
+    // Before: `topic: /clock` wrote the DDS topic "/clock", which no ROS 2 node reads.
+    const struct {
+        const char* topic;
+        const char* dds;
+    } rows[] = {{"/clock", "rt/clock"}, {"/sim_a/clock", "rt/sim_a/clock"}, {"rt/clock", "rt/clock"}};
+    for (const auto& row : rows) {
+        CAPTURE(row.topic);
+        const sd::Ros2SinkSettings s = sd::parse_ros2_sink(
+            ros2_node(std::string("clock:\n  sinks:\n    - ros2: {topic: ") + row.topic + "}\n"));
+        CHECK(s.sink.topic == row.dds);
+        CHECK(sd::dds_topic_name(row.topic) == row.dds);
+    }
+    CHECK_THROWS_AS(sd::dds_topic_name("/"), simsync::Error);
+    CHECK_THROWS_AS(sd::dds_topic_name(""), simsync::Error);
+}
+
+TEST_CASE("DdsScenario.Domain.DescribedForPrinting")
+{
+    CHECK(sd::describe(sd::DomainConfig{}) == "domain 0, system network");
+    sd::DomainConfig c = sd::DomainConfig::loopback(7);
+    c.interface = "lo";
+    c.peers = {"10.0.0.2", "10.0.0.3"};
+    c.tag = "sim-a";
+    CHECK(sd::describe(c) == "domain 7, loopback network, interface lo, peers 10.0.0.2, 10.0.0.3, tag 'sim-a'");
+}
+
 TEST_CASE("DdsScenario.Ros2Sink.ErrorsNameFileLineColumnAndKey")
 {
     struct Bad {

@@ -68,6 +68,15 @@ void write_file(const std::string& path, const std::string& text)
     out << text;
 }
 
+// Whether a line the child printed contains `text`.
+bool said(const sd::testing::ChildProcess& child, const std::string& text)
+{
+    for (const std::string& line : child.lines()) {
+        if (line.find(text) != std::string::npos) return true;
+    }
+    return false;
+}
+
 // Runs `command` through the shell with stderr on stdout; returns the output and the exit status.
 std::pair<std::string, int> run_shell(const std::string& command)
 {
@@ -111,6 +120,9 @@ TEST_CASE("DemoRos2Clock.Option.RunningPausedResumed" * doctest::timeout(120))
     REQUIRE(demo.read_to_end(30s));
     CHECK(demo.wait(30s) == 0);
     follower.stop();
+    // It says where /clock goes (before: not a word on the domain or network).
+    CHECK(said(demo, "clock: time source 'sim', every 0.010000000 s of simulated time, to udp 127.0.0.1:15555; ROS 2 "
+                     "/clock (DDS topic rt/clock) on domain " + std::to_string(lease.id()) + ", loopback network"));
 
     const std::vector<std::int64_t> all = received.snapshot();
     CHECK(non_decreasing(all));
@@ -192,6 +204,7 @@ TEST_CASE("DemoRos2Clock.BulletHost.PublishesItsClock" * doctest::timeout(120))
     REQUIRE(host.read_to_end(60s));
     CHECK(host.wait(30s) == 0);
     follower.stop();
+    CHECK(said(host, "ROS 2 /clock (DDS topic rt/clock) on domain " + std::to_string(lease.id()) + ", loopback network"));
     CHECK(non_decreasing(received.snapshot()));
 }
 #endif

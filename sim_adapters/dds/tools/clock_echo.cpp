@@ -4,6 +4,11 @@
 // arrival rate, interval min/max and jitter (standard deviation of the arrival
 // intervals over a window), and how fast the clock runs against the wall clock.
 //
+// Names as ROS 2 gives them: the domain is $ROS_DOMAIN_ID unless --domain says
+// otherwise (as `ros2 topic echo` and simsync-demo --ros2-clock read it), and
+// --topic takes the ROS 2 name (/clock) as well as the DDS one (rt/clock).
+// SIGINT and SIGTERM end it with its summary, as --count and --duration do.
+//
 // Exit status: 0 if samples arrived (and --count was reached, if given); 1 if
 // nothing arrived within --timeout (or fewer than --count before --duration
 // ended); 2 for bad options; 3 if DDS could not be set up.
@@ -11,13 +16,19 @@
 #include <simsync/dds/dds.hpp>
 #include <simsync/simsync.hpp>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/program_options.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <atomic>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <iostream>
 #include <limits>
@@ -29,10 +40,6 @@ namespace po = boost::program_options;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::atomic<bool> g_interrupted{false};
-
-extern "C" void on_signal(int) { g_interrupted.store(true); }
 
 std::string seconds(simsync::RosTime t)
 {
@@ -86,12 +93,18 @@ struct Stats {
     }
 };
 
+// "2.5" (seconds) or "250ms", "2.5s", "1min" (simsync::parse_duration).
+simsync::WallClock::duration wall_duration(const std::string& text)
+{
+    return simsync::parse_duration(text, "s");
+}
+
 } // namespace
 
 int main(int argc, char** argv)
 {
-    unsigned domain = 0;
-    std::string topic{simsync::dds::kClockTopic};
+    std::string domain_text;
+    std::string topic = "/clock";
     std::string network = "system";
     std::vector<std::string> peers;
     std::string interface;
@@ -100,15 +113,16 @@ int main(int argc, char** argv)
     std::string reliability = "best_effort";
     std::string durability = "volatile";
     std::uint64_t count = 0;
-    double duration_s = 0;
-    double timeout_s = 5;
+    std::string duration_text = "0";
+    std::string timeout_text = "5";
     std::size_t window = 100;
     bool quiet = false;
     po::options_description options("simsync-clock-echo options");
     options.add_options()
         ("help,h", "this help")
-        ("domain,d", po::value(&domain)->default_value(0), "DDS domain id (ROS_DOMAIN_ID)")
-        ("topic", po::value(&topic)->default_value(topic), "DDS topic")
+        ("domain,d", po::value(&domain_text), "DDS domain id, 0..232 (default: $ROS_DOMAIN_ID, else 0)")
+        ("topic", po::value(&topic)->default_value("/clock"),
+         "the topic: a ROS 2 name (/clock, /sim/clock) or a DDS one (rt/clock)")
         ("network", po::value(&network)->default_value(network), "system (Cyclone's defaults, multicast) or loopback (127.0.0.1 only)")
         ("interface", po::value(&interface), "network interface to use instead")
         ("peer", po::value(&peers)->composing(), "extra unicast discovery peer (repeatable)")
@@ -119,11 +133,16 @@ int main(int argc, char** argv)
         ("reliability", po::value(&reliability)->default_value(reliability), "best_effort (rclcpp's ClockQoS) or reliable")
         ("durability", po::value(&durability)->default_value(durability), "volatile or transient_local")
         ("count,n", po::value(&count)->default_value(0), "exit after this many samples (0: no limit)")
-        ("duration", po::value(&duration_s)->default_value(0), "exit after this many seconds (0: no limit)")
-        ("timeout", po::value(&timeout_s)->default_value(5), "exit 1 if no sample arrives within this many seconds")
+        ("duration", po::value(&duration_text)->default_value("0"),
+         "exit after this much wall time: seconds (2.5) or a number and a unit (250ms, 2.5s, 1min); 0: no limit")
+        ("timeout", po::value(&timeout_text)->default_value("5"),
+         "exit 1 if no sample arrives within this much wall time (as --duration)")
         ("window", po::value(&window)->default_value(100), "arrival intervals the statistics cover")
         ("quiet,q", po::bool_switch(&quiet), "statistics only, not every time");
     po::variables_map vm;
+    std::string domain_source = "--domain"; // where the domain id came from
+    simsync::WallClock::duration timeout{};
+    simsync::WallClock::duration duration{}; // zero: no limit
     simsync::dds::DomainConfig config;
     simsync::dds::Ros2ClockFollowerConfig follower_config;
     std::string option; // the option being checked, for the error message
@@ -137,11 +156,26 @@ int main(int argc, char** argv)
         }
         po::notify(vm);
         option = "--domain";
-        if (domain > simsync::dds::kMaxDomainId) {
-            throw std::invalid_argument("expected a DDS domain id 0.." + std::to_string(simsync::dds::kMaxDomainId) +
-                                        " (ROS_DOMAIN_ID), got " + std::to_string(domain));
+        if (vm.count("domain") == 0) {
+            // As a ROS 2 node (and simsync-demo --ros2-clock) reads it.
+            const char* env = std::getenv("ROS_DOMAIN_ID");
+            if (env != nullptr && *env != '\0') {
+                domain_text = env;
+                domain_source = "ROS_DOMAIN_ID";
+            } else {
+                domain_text = "0";
+                domain_source = "default";
+            }
         }
-        config.id = domain;
+        std::uint64_t domain = 0;
+        const auto [end, ec] = std::from_chars(domain_text.data(), domain_text.data() + domain_text.size(), domain);
+        if (domain_text.empty() || ec != std::errc{} || end != domain_text.data() + domain_text.size() ||
+            domain > simsync::dds::kMaxDomainId) {
+            throw std::invalid_argument("expected a DDS domain id 0.." + std::to_string(simsync::dds::kMaxDomainId) +
+                                        ", got '" + domain_text + "'" +
+                                        (domain_source == "ROS_DOMAIN_ID" ? " (from ROS_DOMAIN_ID)" : ""));
+        }
+        config.id = static_cast<std::uint32_t>(domain);
         option = "--network";
         config.network = simsync::dds::parse_network(network);
         config.interface = interface;
@@ -156,15 +190,17 @@ int main(int argc, char** argv)
                                             std::to_string(domain));
             }
         }
-        follower_config.topic = topic;
+        option = "--topic";
+        follower_config.topic = simsync::dds::dds_topic_name(topic);
         option = "--reliability";
         follower_config.qos.reliability = simsync::dds::parse_reliability(reliability);
         option = "--durability";
         follower_config.qos.durability = simsync::dds::parse_durability(durability);
         option = "--timeout";
-        if (!(timeout_s > 0)) throw std::invalid_argument("expected seconds > 0, got " + std::to_string(timeout_s));
+        timeout = wall_duration(timeout_text);
+        if (timeout <= simsync::WallClock::duration::zero()) throw std::invalid_argument("expected a time > 0, got 0");
         option = "--duration";
-        if (!(duration_s >= 0)) throw std::invalid_argument("expected seconds >= 0, got " + std::to_string(duration_s));
+        duration = wall_duration(duration_text);
         option = "--window";
         if (window < 1) throw std::invalid_argument("expected at least 1 interval");
     } catch (const po::error& e) {
@@ -176,13 +212,24 @@ int main(int argc, char** argv)
         return 2;
     }
 
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+    // Everything that ends the run is an event on this loop, run by main: a
+    // signal, the first-sample timeout, --duration, and --count reached (posted
+    // by the follower's thread).
+    boost::asio::io_context io;
+    boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+    int interrupted_by = 0;
+    signals.async_wait([&](const boost::system::error_code& ec, int number) {
+        if (ec) return;
+        interrupted_by = number;
+        io.stop();
+    });
+    const std::uint64_t wanted = count > 0 ? count : std::numeric_limits<std::uint64_t>::max();
 
     Stats stats;
     stats.window = window;
     follower_config.on_sample = [&](const simsync::dds::ClockSample& s) {
         stats.add(s);
+        if (stats.count == wanted) boost::asio::post(io, [&io] { io.stop(); });
         if (!quiet) std::printf("clock %s\n", seconds(s.time).c_str());
         if (s.received - stats.last_report >= 1s) {
             stats.last_report = s.received;
@@ -201,30 +248,30 @@ int main(int argc, char** argv)
         });
         auto participant = simsync::dds::Participant::create(config);
         simsync::dds::Ros2ClockFollower follower(participant, source, follower_config);
-        std::fprintf(stderr, "simsync-clock-echo: waiting for %s on domain %u (%s network, %s)\n", topic.c_str(),
-                     domain, network.c_str(), simsync::dds::describe(follower_config.qos).c_str());
+        std::fprintf(stderr, "simsync-clock-echo: waiting for %s (DDS topic %s) on %s (%s; domain id from %s)\n",
+                     topic.c_str(), follower_config.topic.c_str(), simsync::dds::describe(config).c_str(),
+                     simsync::dds::describe(follower_config.qos).c_str(), domain_source.c_str());
 
-        const simsync::WallTime start = simsync::WallClock::now();
-        const simsync::WallTime first_deadline = start + std::chrono::duration_cast<simsync::WallClock::duration>(
-                                                             std::chrono::duration<double>(timeout_s));
-        const std::optional<simsync::WallTime> end =
-            duration_s > 0 ? std::optional<simsync::WallTime>(
-                                 start + std::chrono::duration_cast<simsync::WallClock::duration>(
-                                             std::chrono::duration<double>(duration_s)))
-                           : std::nullopt;
-        const std::uint64_t wanted = count > 0 ? count : std::numeric_limits<std::uint64_t>::max();
-        // Short slices: a signal or the end of --duration is noticed promptly.
-        while (!g_interrupted.load()) {
-            if (follower.wait_for_samples(wanted, 100ms)) break;
-            const simsync::WallTime now = simsync::WallClock::now();
-            if (follower.received() == 0 && now >= first_deadline) break;
-            if (end && now >= *end) break;
+        boost::asio::steady_timer first_sample(io, timeout);
+        first_sample.async_wait([&](const boost::system::error_code& ec) {
+            if (!ec && follower.received() == 0) io.stop();
+        });
+        boost::asio::steady_timer end_of_duration(io, duration);
+        if (duration > simsync::WallClock::duration::zero()) {
+            end_of_duration.async_wait([&](const boost::system::error_code& ec) {
+                if (!ec) io.stop();
+            });
         }
+        io.run();
         follower.stop();
+        if (interrupted_by != 0) {
+            std::fprintf(stderr, "simsync-clock-echo: %s\n", interrupted_by == SIGINT ? "SIGINT" : "SIGTERM");
+        }
         const std::uint64_t received = follower.received();
         if (received == 0) {
-            std::fprintf(stderr, "simsync-clock-echo: no %s sample within %.3g s (matched writers: %zu)\n",
-                         topic.c_str(), timeout_s, follower.matched_writers());
+            std::fprintf(stderr, "simsync-clock-echo: no %s sample within %s s (matched writers: %zu)\n",
+                         follower_config.topic.c_str(), simsync::format_seconds(timeout).c_str(),
+                         follower.matched_writers());
             return 1;
         }
         std::printf("received %llu samples (%llu invalid ignored, %llu backward jumps); %s\n",

@@ -99,11 +99,19 @@ public:
         }
     }
 
+    // Ends the child's standard input (as </dev/null, nohup or a launch file do).
+    void close_input()
+    {
+        if (in_ >= 0) close(in_);
+        in_ = -1;
+    }
+
+    void signal(int number) { REQUIRE(kill(pid_, number) == 0); }
+
     // Closes stdin and waits (bounded) for the exit code; -1 if killed.
     int wait_exit(std::chrono::milliseconds timeout = 60000ms)
     {
-        close(in_);
-        in_ = -1;
+        close_input();
         const auto deadline = std::chrono::steady_clock::now() + timeout;
         int status = 0;
         while (waitpid(pid_, &status, WNOHANG) == 0) {
@@ -258,6 +266,32 @@ TEST_CASE("WebConsole.BulletHost.ShowsTheBodiesAndObeysThePage" * doctest::timeo
     CHECK(host.wait_exit() == 0);
 }
 #endif
+
+TEST_CASE("WebConsole.Demo.RunsOnWhenStandardInputEnds" * doctest::timeout(120))
+{
+    // The demo started with its stdin at its end (no terminal: docker without -t,
+    // a launch file) and --web: the page is its console. Before, the end of input
+    // was a quit: the URL was printed and the demo was gone.
+    Child demo({SIMSYNC_DEMO_PATH, "--web", "0"});
+    demo.close_input();
+    const auto url = demo.line_matching(kUrl);
+    REQUIRE(url);
+    WsClient client;
+    REQUIRE(client.connect(port_of(*url)) == "");
+    const auto first = client.frame_where([](const auto& f) { return steps_of(f) > 0; });
+    REQUIRE(first);
+    // Time goes on (a 1x run: 100 steps of 1 ms in 0.1 s of wall time) ...
+    const std::uint64_t s0 = steps_of(*first);
+    CHECK(client.frame_where([&](const auto& f) { return str(f.at("state")) == "running" && steps_of(f) >= s0 + 100; }));
+    // ... and the page still commands it.
+    auto reply = client.command("pause");
+    REQUIRE(reply);
+    CHECK(reply->at("ok").as_bool());
+    CHECK(client.frame_where([](const auto& f) { return str(f.at("state")) == "paused"; }));
+    demo.signal(SIGTERM);
+    CHECK(demo.line_matching(std::regex("ended by SIGTERM at ")));
+    CHECK(demo.wait_exit() == 0);
+}
 
 TEST_CASE("WebConsole.Demo.BadWebOptionIsRefused" * doctest::timeout(60))
 {

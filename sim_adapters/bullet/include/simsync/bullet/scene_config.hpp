@@ -18,10 +18,12 @@
 ///     - {name: ball, shape: sphere, radius: 0.1, mass: 0.5, position: [1, 0, 2], yaw: 0.3}
 /// @endcode
 /// A body: `name` (required, unique), `shape` (box | sphere, required), a box's
-/// `size` (full edge lengths) or `half_extents`, a sphere's `radius`, `mass`
-/// (kg, 0 for static; default 1), `position`, `orientation` ([x, y, z, w]) or
-/// `yaw` (radians about z), `linear_velocity`, `angular_velocity`, `friction`,
-/// `restitution`. Vectors are lists of three numbers.
+/// `size` (full edge lengths) or `half_extents` (one of them required: no
+/// default size), a sphere's `radius` (required), `mass` (kg, 0 for static;
+/// default 1), `position`, `orientation` ([x, y, z, w]) or `yaw` (radians about
+/// z), `linear_velocity`, `angular_velocity`, `friction`, `restitution`. Vectors
+/// are lists of three numbers. The error reported is the first in document
+/// order (a missing size or radius: when nothing else is wrong).
 
 #include <simsync/bullet/scene.hpp>
 #include <simsync/config.hpp>

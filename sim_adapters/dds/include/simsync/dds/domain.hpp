@@ -109,6 +109,12 @@ struct DomainConfig {
     static DomainConfig loopback(std::uint32_t id);
 };
 
+/// Where a participant of `config` talks, for a program to print: "domain 0,
+/// system network", plus ", interface eth0", ", peers 10.0.0.2, 10.0.0.3",
+/// ", tag 'sim-a'", ", lease 2.000000000 s", ", extra XML" and ", DDS Security with
+/// certificate '...'" where set.
+std::string describe(const DomainConfig& config);
+
 /// The Cyclone DDS XML configuration that a Participant gives `dds_create_domain`
 /// for `config` (the environment's CYCLONEDDS_URI is not read). Text fields are
 /// XML-escaped.

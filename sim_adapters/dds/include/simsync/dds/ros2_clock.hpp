@@ -27,6 +27,14 @@ namespace simsync::dds {
 
 /// The DDS topic of ROS 2's `/clock` (ROS 2 prefixes topic names with "rt").
 inline constexpr std::string_view kClockTopic = "rt/clock";
+/// The DDS topic of a topic name as a user gives it: a ROS 2 name (it starts
+/// with '/': "/clock", "/sim/clock") is mapped as ROS 2's middlewares map it
+/// ("rt/clock", "rt/sim/clock"); any other name is a DDS topic name already
+/// ("rt/clock") and is returned as it is. So `--topic /clock` and
+/// `topic: /clock` mean ROS 2's /clock, not a DDS topic no ROS node reads.
+/// @throws simsync::Error (invalid_argument) for "" and "/".
+std::string dds_topic_name(std::string_view topic);
+
 /// The DDS type name ROS 2 registers for `rosgraph_msgs/msg/Clock`.
 inline constexpr std::string_view kClockTypeName = "rosgraph_msgs::msg::dds_::Clock_";
 

@@ -64,7 +64,7 @@ struct Ros2SinkSettings {
 ///         peers: [10.0.0.2]          # extra unicast discovery peers
 ///         tag: sim-a                 # Cyclone discovery tag (Cyclone peers only)
 ///         security: certs/sim/security.yaml # DDS Security (parse_security); default none
-///         topic: rt/clock
+///         topic: /clock              # a ROS 2 name (-> rt/clock) or a DDS one (rt/clock)
 ///         reliability: reliable      # reliable (default) | best_effort
 ///         durability: transient_local # transient_local (default) | volatile
 ///         depth: 1                   # keep last N (>= 1); 0 keeps all
