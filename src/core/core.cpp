@@ -12,10 +12,12 @@ namespace {
 std::string describe(SimTime t) { return format_seconds(t) + " s"; }
 
 // An accessor has at most one request or access at a time (accessor.hpp: busy).
-void throw_if_busy(const Slot& s, const std::string& what)
+// `what` makes the message only when it is needed: this is on every request's path.
+template <class What>
+void throw_if_busy(const Slot& s, What what)
 {
     if (s.activity == Activity::idle) return;
-    throw Error(errc::busy, "accessor '" + s.name + "' " + what + " while it " +
+    throw Error(errc::busy, "accessor '" + s.name + "' " + what() + " while it " +
                                 (s.activity == Activity::holding ? "holds an access" : "is waiting in another request"));
 }
 } // namespace
@@ -285,7 +287,7 @@ Access Core::request_locked(Lock& lock, const std::shared_ptr<Slot>& slot, SimTi
     Slot& s = *slot;
     if (!s.registered.load()) return Access(errc::not_registered, t);
     if (stopped_) return Access(stop_reason(), t);
-    throw_if_busy(s, "asked for " + describe(t));
+    throw_if_busy(s, [&] { return "asked for " + describe(t); });
     if (stop.stop_requested()) return Access(errc::cancelled, t);
     const SimTime at = round(t);
     if (at < effective_now()) return Access(errc::time_passed, t);
@@ -362,7 +364,7 @@ AsyncTicket Core::start_async(const std::shared_ptr<Slot>& slot, SimTime t, std:
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
     if (held != nullptr) (void)end_for_next(s, *held, t);
-    throw_if_busy(s, "asked for " + describe(t));
+    throw_if_busy(s, [&] { return "asked for " + describe(t); });
     AsyncTicket ticket{weak_from_this(), slot, ++s.request_id};
     const bool runs_inline = completion->runs_inline();
     s.requested = t;
@@ -406,7 +408,7 @@ void Core::start_system(const std::shared_ptr<Slot>& slot, SimTime first, Access
     Slot& s = *slot;
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
-    throw_if_busy(s, "started a system at " + describe(first));
+    throw_if_busy(s, [&] { return "started a system at " + describe(first); });
     s.system = std::move(system);
     s.system_end = {};
     s.requested = first;
