@@ -11,6 +11,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
@@ -45,6 +46,10 @@ using Message = std::shared_ptr<const std::string>;
 
 constexpr std::size_t kHttpHeaderLimit = 8192;
 constexpr auto kHttpTimeout = std::chrono::seconds(30);
+// After a failed accept, the wait before the next: doubled at each failure in a
+// row, back to none after a success.
+constexpr auto kAcceptRetryFirst = std::chrono::milliseconds(5);
+constexpr auto kAcceptRetryLongest = std::chrono::seconds(1);
 // Spans per track in one message: enough for a few seconds of a 1 kHz accessor.
 constexpr std::size_t kMaxSpansPerTrack = 500;
 
@@ -147,7 +152,7 @@ struct WebConsole::Impl {
 
     // Counters (any thread).
     std::atomic<std::uint64_t> frames{0}, frames_sent{0}, frames_dropped{0}, accepted{0}, open{0}, refused{0},
-        applied{0}, rejected{0}, closed_bad{0}, scene_reads{0}, scene_misses{0};
+        applied{0}, rejected{0}, closed_bad{0}, scene_reads{0}, scene_misses{0}, accept_failures{0};
 
     // Sampler state (sampler thread only, after construction).
     std::optional<Accessor> accessor;
@@ -194,6 +199,8 @@ struct WebConsole::Impl {
     std::size_t http_sessions = 0;
     std::optional<asio::io_context> ioc;
     std::optional<tcp::acceptor> acceptor;
+    std::optional<asio::steady_timer> accept_retry;
+    asio::steady_timer::duration accept_delay{};
     std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
     std::thread network;
     std::future<void> network_done;
@@ -524,6 +531,7 @@ WebConsole::Impl::Impl(SimSyncHandler& h, WebConsoleSources s, WebConsoleConfig 
 
     ioc.emplace(1);
     acceptor.emplace(*ioc);
+    accept_retry.emplace(*ioc);
     const std::string host = config.endpoint.host == "localhost" ? "127.0.0.1" : config.endpoint.host;
     const tcp::endpoint where(asio::ip::make_address(host), config.endpoint.port);
     beast::error_code ec;
@@ -566,21 +574,35 @@ void WebConsole::Impl::accept()
 {
     acceptor->async_accept([this](beast::error_code ec, tcp::socket socket) {
         if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
-        if (!ec) {
-            // Bound the plain HTTP sessions too: each lives at most kHttpTimeout
-            // without a request, but a flood must not pile them up.
-            http_streams.erase(std::remove_if(http_streams.begin(), http_streams.end(),
-                                              [](const auto& w) { return w.expired(); }),
-                               http_streams.end());
-            if (http_streams.size() >= 4 * config.max_connections) {
-                ++refused;
-                beast::error_code ignored;
-                socket.close(ignored);
-            } else {
-                auto session = std::make_shared<HttpSession>(std::move(socket), *this);
-                http_streams.push_back(session->stream());
-                session->start();
-            }
+        if (ec) {
+            // Out of descriptors (EMFILE, ENFILE) or of kernel memory: the
+            // connection stays in the listen queue, so accepting again at once
+            // fails again at once. Wait, longer after each failure in a row;
+            // the queue is served when descriptors are free again.
+            ++accept_failures;
+            accept_delay = accept_delay == asio::steady_timer::duration::zero()
+                               ? asio::steady_timer::duration(kAcceptRetryFirst)
+                               : std::min<asio::steady_timer::duration>(2 * accept_delay, kAcceptRetryLongest);
+            accept_retry->expires_after(accept_delay);
+            accept_retry->async_wait([this](beast::error_code wait_ec) {
+                if (!wait_ec && acceptor->is_open()) accept();
+            });
+            return;
+        }
+        accept_delay = asio::steady_timer::duration::zero();
+        // Bound the plain HTTP sessions too: each lives at most kHttpTimeout
+        // without a request, but a flood must not pile them up.
+        http_streams.erase(std::remove_if(http_streams.begin(), http_streams.end(),
+                                          [](const auto& w) { return w.expired(); }),
+                           http_streams.end());
+        if (http_streams.size() >= 4 * config.max_connections) {
+            ++refused;
+            beast::error_code ignored;
+            socket.close(ignored);
+        } else {
+            auto session = std::make_shared<HttpSession>(std::move(socket), *this);
+            http_streams.push_back(session->stream());
+            session->start();
         }
         accept();
     });
@@ -600,6 +622,7 @@ void WebConsole::Impl::shutdown_network()
 {
     beast::error_code ignored;
     if (acceptor) acceptor->close(ignored);
+    if (accept_retry) accept_retry->cancel();
     const auto current = sessions;
     for (const auto& s : current) s->abort();
     for (const auto& w : http_streams) {
@@ -1014,6 +1037,7 @@ void WebConsole::stop()
     if (i.network.joinable()) i.network.join();
     i.sessions.clear();
     i.acceptor.reset();
+    i.accept_retry.reset();
     i.ioc.reset(); // destroys the remaining handlers and with them the sessions
 }
 
@@ -1040,6 +1064,7 @@ WebConsoleStats WebConsole::stats() const
     s.connections_accepted = i.accepted;
     s.connections_open = i.open;
     s.requests_refused = i.refused;
+    s.accept_failures = i.accept_failures;
     s.commands_applied = i.applied;
     s.commands_rejected = i.rejected;
     s.closed_for_bad_messages = i.closed_bad;

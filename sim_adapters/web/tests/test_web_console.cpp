@@ -13,6 +13,14 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <functional>
 #include <chrono>
@@ -700,4 +708,101 @@ TEST_CASE("WebConsole.Config.BadValuesAreRefused" * doctest::timeout(60))
         void draw(const World&, SceneFrame&) const override {}
     } empty;
     CHECK_THROWS_AS(WebConsole(handler, {.scene = &empty}, {}), Error);
+}
+
+namespace {
+
+// A plain blocking TCP socket, made before the test takes descriptors away
+// (connecting needs no new one).
+class RawSocket {
+public:
+    RawSocket() : fd_(::socket(AF_INET, SOCK_STREAM, 0)) { REQUIRE(fd_ >= 0); }
+    ~RawSocket()
+    {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    RawSocket(const RawSocket&) = delete;
+    RawSocket& operator=(const RawSocket&) = delete;
+
+    bool connect(std::uint16_t port)
+    {
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        return ::connect(fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0;
+    }
+    bool send(const std::string& bytes) { return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size()); }
+    // What arrives until the peer closes, or `timeout` passes.
+    std::string receive(std::chrono::milliseconds timeout)
+    {
+        std::string received;
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        for (;;) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0) break;
+            pollfd p{fd_, POLLIN, 0};
+            if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+            char buf[4096];
+            const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+            if (n <= 0) break;
+            received.append(buf, static_cast<std::size_t>(n));
+        }
+        return received;
+    }
+
+private:
+    int fd_;
+};
+
+// The lowest descriptor number free now: the next one open() would return.
+int lowest_free_descriptor()
+{
+    const int fd = ::open("/dev/null", O_RDONLY);
+    REQUIRE(fd >= 0);
+    ::close(fd);
+    return fd;
+}
+
+} // namespace
+
+TEST_CASE("WebConsole.Accept.OutOfDescriptorsBacksOffAndRecovers" * doctest::timeout(60))
+{
+    CountingWorld world;
+    SimSyncHandler handler(world);
+    WebConsoleConfig config = fast_config();
+    config.frame_period = 1s; // a quiet sampler: nothing else to do
+    WebConsole console(handler, {}, config);
+    const std::uint16_t port = console.endpoint().port;
+
+    std::vector<std::unique_ptr<RawSocket>> clients;
+    for (int i = 0; i < 3; ++i) clients.push_back(std::make_unique<RawSocket>());
+    // From here on no new descriptor can be opened in this process: the
+    // console's accept fails with EMFILE while the connections wait in its
+    // listen queue, which keeps the listening socket readable.
+    rlimit saved{};
+    REQUIRE(::getrlimit(RLIMIT_NOFILE, &saved) == 0);
+    rlimit low = saved;
+    low.rlim_cur = static_cast<rlim_t>(lowest_free_descriptor());
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &low) == 0);
+    bool connected = true;
+    for (auto& c : clients) connected = c->connect(port) && connected;
+    const bool failed = eventually([&] { return console.stats().accept_failures > 0; });
+    // A window of one second: a loop that accepts again at once fails
+    // thousands of times in it; one that waits longer after each failure, a
+    // handful of times.
+    const std::uint64_t before = console.stats().accept_failures;
+    std::this_thread::sleep_for(1s);
+    const std::uint64_t during = console.stats().accept_failures - before;
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &saved) == 0);
+
+    CHECK(connected);
+    REQUIRE(failed);
+    CHECK(during <= 20);
+    // Descriptors are back: every waiting connection is accepted and served.
+    for (auto& c : clients) {
+        REQUIRE(c->send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"));
+        CHECK(c->receive(10s).rfind("HTTP/1.1 200", 0) == 0);
+    }
+    MESSAGE("accept failures in one second without descriptors: " << during);
 }

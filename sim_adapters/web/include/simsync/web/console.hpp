@@ -98,6 +98,7 @@ struct WebConsoleStats {
     std::uint64_t connections_accepted = 0; ///< WebSocket connections opened
     std::uint64_t connections_open = 0;     ///< WebSocket connections open now
     std::uint64_t requests_refused = 0;     ///< HTTP/upgrade requests refused (limits, bad Host/Origin, bad request)
+    std::uint64_t accept_failures = 0;      ///< accepts that failed (out of descriptors, ...); each waits before the next
     std::uint64_t commands_applied = 0;     ///< commands carried out
     std::uint64_t commands_rejected = 0;    ///< answered with an error, nothing changed
     std::uint64_t closed_for_bad_messages = 0; ///< connections closed: oversized, binary or malformed message
