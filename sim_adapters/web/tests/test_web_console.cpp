@@ -766,7 +766,16 @@ int lowest_free_descriptor()
 
 } // namespace
 
-TEST_CASE("WebConsole.Accept.OutOfDescriptorsBacksOffAndRecovers" * doctest::timeout(60))
+#ifndef SIMSYNC_TEST_UBSAN
+#define SIMSYNC_TEST_UBSAN 0
+#endif
+
+// Not under UndefinedBehaviorSanitizer (left out of the asan build's list, so
+// not counted as passed there): its vptr check needs a free descriptor (a pipe)
+// for every check and reports every virtual call as a bad type without one.
+// Runs in the default and tsan builds.
+TEST_CASE("WebConsole.Accept.OutOfDescriptorsBacksOffAndRecovers" * doctest::timeout(60) *
+          doctest::skip(SIMSYNC_TEST_UBSAN != 0))
 {
     CountingWorld world;
     SimSyncHandler handler(world);
