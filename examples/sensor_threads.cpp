@@ -79,6 +79,8 @@ int main(int argc, char** argv)
     // SIGINT / SIGTERM: stop the handler; every thread's request returns
     // `stopped`, and the summary shows how far the run got.
     simsync::examples::StopOnSignals signals([&](int) { handler.stop(); });
+    std::fprintf(stderr, "running to %s s simulated (SIGINT/SIGTERM end it with the summary)\n",
+                 simsync::format_seconds(end).c_str());
 
     std::vector<std::thread> threads;
     for (std::size_t i = 0; i < participants.size(); ++i) {
