@@ -120,7 +120,11 @@ echo "SIGTERM before joining: exit 3 at once"
 host_pid=$!
 "$controller" --tag "$tag" --join-timeout 30 </dev/null >"$tmp/ctl.out" 2>&1 &
 ctl_pid=$!
-wait_for_line "$tmp/host.out" "remote controller joined" || { cat "$tmp/host.out" "$tmp/host.err" "$tmp/ctl.out" >&2; fail "no join"; }
+# The controller's own word that it joined, not the host's: the host sees the
+# join before the controller's constructor returns, and a SIGTERM in between
+# finds the controller not yet joined (it exits at once, without leaving).
+wait_for_line "$tmp/ctl.out" "simsync-remote-controller: joined as" ||
+  { cat "$tmp/host.out" "$tmp/host.err" "$tmp/ctl.out" >&2; fail "no join"; }
 kill -TERM "$ctl_pid"
 ctl_status=0
 wait "$ctl_pid" || ctl_status=$?
