@@ -28,6 +28,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 using namespace simsync;
@@ -536,6 +537,37 @@ TEST_CASE("Async.Executor.HandlerDestroyedWithAGrantQueuedInAStoppedContext" * d
     REQUIRE(completions.size() == 1);
     CHECK(completions[0].first == errc::stopped);
     CHECK_FALSE(completions[0].second);
+}
+
+TEST_CASE("Async.Revoke.AGrantRevokedBeforeItsCompletionRunsArrivesAsNotRegistered" * doctest::timeout(60))
+{
+    // accessor.hpp: the completion's error is empty when the access is granted,
+    // else the refusal. A grant whose completion still waits in its executor
+    // when an operator revokes the accessor is no longer granted: it must
+    // arrive as not_registered (the revoke's refusal of a waiting request), not
+    // as an empty error with an Access that converts to false (before the fix;
+    // the periodic timer then ended with no reason).
+    CountingWorld world;
+    SimSyncHandler handler(world, quiet({.step = 1ms}));
+    auto a = handler.register_accessor("a");
+    asio::io_context io; // runs only after the revoke
+    std::vector<std::tuple<std::error_code, bool, std::error_code, bool>> completions;
+    a.async_request_access(ms(0), asio::bind_executor(io, [&](std::error_code error, Access access) {
+                               completions.emplace_back(error, static_cast<bool>(access), access.error(),
+                                                        access.revoked());
+                           }));
+    REQUIRE(handler.snapshot().accessors.at(0).activity == AccessorStatus::Activity::holding);
+    REQUIRE(handler.revoke("a"));
+    io.run();
+    REQUIRE(completions.size() == 1);
+    const auto [error, held, access_error, revoked] = completions[0];
+    CHECK(error == errc::not_registered);
+    CHECK_FALSE(held);
+    CHECK(access_error == errc::not_registered);
+    CHECK_FALSE(revoked); // nothing is held any more
+    // Time is not held by the revoked accessor: another one goes on.
+    auto b = handler.register_accessor("b");
+    CHECK(b.request_access(ms(5)));
 }
 
 TEST_CASE("Async.Mix.FourStylesFollowTheOneOrder" * doctest::timeout(60))

@@ -102,22 +102,27 @@ void cancel_async(const AsyncTicket& ticket) noexcept;
 // (simsync/asio.hpp wraps every such completion in one). While it lives, the
 // running thread is the access's holder, as a blocking requester is: the
 // handler's calls that would wait for that access (wait_until_paused, run())
-// refuse on it. A grant whose completion had not begun when the handler was
-// destroyed was abandoned (its hold ended so the destructor need not wait for
-// an executor that may never run it): granted() is then false and the
-// completion must be told `stopped` instead.
+// refuse on it. A grant that is no longer held when its completion begins is
+// delivered as the refusal it has become, so that the completion's error is
+// empty exactly when its Access is held: revoked by an operator meanwhile,
+// `not_registered` (what the revoke tells a waiting request); abandoned because
+// the handler was destroyed first (its hold ended so the destructor need not
+// wait for an executor that may never run it), `stopped`.
 class CompletionScope {
 public:
-    explicit CompletionScope(Access& access);
+    CompletionScope(std::error_code& error, Access& access);
     ~CompletionScope();
     CompletionScope(const CompletionScope&) = delete;
     CompletionScope& operator=(const CompletionScope&) = delete;
-    bool granted() const noexcept { return granted_; }
+
+    // The same for an inline completion, which runs on the thread that made the
+    // grant possible once the handler's lock is released: an operator's revoke
+    // may land in between.
+    static void refuse_if_revoked(std::error_code& error, Access& access) noexcept;
 
 private:
     std::shared_ptr<Core> core_;
     std::shared_ptr<Slot> slot_;
-    bool granted_ = true;
 };
 } // namespace detail
 
@@ -366,8 +371,10 @@ public:
     /// Starts an asynchronous request for `t` and returns at once; `token` says
     /// how it completes, with the signature `void(std::error_code, Access)`: a
     /// callback, `boost::asio::use_future`, `boost::asio::use_awaitable`, ...
-    /// The error is empty when the access is granted, else the refusal
-    /// (time_passed, stopped, not_registered, world_failed, cancelled).
+    /// The error is empty exactly when the Access is held, else the refusal
+    /// (time_passed, stopped, not_registered, world_failed, cancelled), which
+    /// the Access's error() repeats. A grant revoked by an operator before its
+    /// completion runs arrives as not_registered.
     ///  - A handler with an associated executor completes there (posted, never
     ///    inside this call), and the request's executor may be asked to step the
     ///    world on its way to the grant. Its executor's work count is held while

@@ -95,6 +95,7 @@ public:
     void complete(std::error_code error, Access access) override
     {
         if constexpr (kInline) {
+            CompletionScope::refuse_if_revoked(error, access);
             std::move(handler_)(error, std::move(access));
         } else {
             // Posted, never run here: the completion must not run inside the
@@ -116,19 +117,15 @@ public:
 
 private:
     // The posted completion. While the handler runs, its thread holds the
-    // access (CompletionScope); a grant abandoned by the handler's destruction
-    // before it ran arrives as `stopped`.
+    // access (CompletionScope); a grant revoked or abandoned before it ran
+    // arrives as that refusal.
     struct Granted {
         Handler handler;
         std::error_code error;
         Access access;
         void operator()()
         {
-            CompletionScope scope(access);
-            if (!scope.granted()) {
-                std::move(handler)(make_error_code(errc::stopped), Access{});
-                return;
-            }
+            CompletionScope scope(error, access);
             std::move(handler)(error, std::move(access));
         }
     };

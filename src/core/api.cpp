@@ -175,16 +175,32 @@ void detail::AsyncCompletion::operator delete(AsyncCompletion* p, std::destroyin
     }
 }
 
-detail::CompletionScope::CompletionScope(Access& access)
+detail::CompletionScope::CompletionScope(std::error_code& error, Access& access)
 {
-    if (!access.slot_ || access.slot_->revoked.load(std::memory_order_acquire)) return; // a refusal, or revoked
+    if (!access.slot_) return; // a refusal
+    if (access.slot_->revoked.load(std::memory_order_acquire)) {
+        refuse_if_revoked(error, access);
+        return;
+    }
     core_ = access.core_;
     slot_ = access.slot_;
-    granted_ = core_->begin_completion(*slot_, access.sequence_);
-    if (!granted_) {
-        access.reset(); // its hold is over: nothing to release
+    if (!core_->begin_completion(*slot_, access.sequence_)) {
+        // Abandoned: its hold is over, nothing to release.
+        const SimTime requested = access.requested_;
+        access.reset();
+        access = Access(errc::stopped, requested);
+        error = errc::stopped;
         slot_.reset();
     }
+}
+
+void detail::CompletionScope::refuse_if_revoked(std::error_code& error, Access& access) noexcept
+{
+    if (!access.slot_ || !access.slot_->revoked.load(std::memory_order_acquire)) return;
+    const SimTime requested = access.requested_;
+    access.release(); // no-op on the revoked hold; ends this Access's part in it
+    access = Access(errc::not_registered, requested);
+    error = errc::not_registered;
 }
 
 detail::CompletionScope::~CompletionScope()
