@@ -1,6 +1,7 @@
-// `--web` on the real hosts, simsync-demo and simsync-bullet-host, through a raw
-// WebSocket client: the URL is printed, the page is served, frames carry the
-// world (the demo's balls, the Bullet host's bodies) and the accessors, commands
+// `--web` on the real hosts, simsync-demo, simsync-bullet-host and
+// simsync-mujoco-host, through a raw WebSocket client: the URL is printed, the
+// page is served, frames carry the world (the demo's balls, the Bullet host's
+// bodies, the MuJoCo host's geoms) and the accessors, commands
 // act as the terminal's, and the program still quits cleanly.
 
 #include "ws_client.hpp"
@@ -260,6 +261,65 @@ TEST_CASE("WebConsole.BulletHost.ShowsTheBodiesAndObeysThePage" * doctest::timeo
     const auto b = client.frame_where([&](const auto& f) { return f.at("seq").as_int64() > a->at("seq").as_int64(); });
     REQUIRE(b);
     CHECK(boost::json::serialize(a->at("scene").at("shapes")) == boost::json::serialize(b->at("scene").at("shapes")));
+
+    host.send("quit");
+    CHECK(host.line_matching(std::regex("^trajectory_hash=[0-9a-f]{16}$")));
+    CHECK(host.wait_exit() == 0);
+}
+#endif
+
+#ifdef SIMSYNC_MUJOCO_HOST_PATH
+TEST_CASE("WebConsole.MujocoHost.ShowsTheGeomsAndObeysThePage" * doctest::timeout(180))
+{
+    Child host({SIMSYNC_MUJOCO_HOST_PATH, "--web", "127.0.0.1:0", "--duration", "600", "--scale", "1"});
+    const auto url = host.line_matching(kUrl);
+    REQUIRE(url);
+    WsClient client;
+    REQUIRE(client.connect(port_of(*url)) == "");
+    const auto welcome = client.next("welcome");
+    REQUIRE(welcome);
+    CHECK(str(welcome->at("title")) == "simsync-mujoco-host");
+    CHECK(welcome->at("has_scene").as_bool());
+
+    const auto frame = client.frame_where([](const auto& f) { return !f.at("scene").at("time").is_null(); });
+    REQUIRE(frame);
+    const auto& scene = frame->at("scene").as_object();
+    const auto& shapes = scene.at("shapes").as_array();
+    // arm.xml's geoms but the floor: the base, two links, three boxes (boxes)
+    // and the ball (a sphere); the floor is the ground grid at z = 0.
+    REQUIRE(shapes.size() == 7);
+    int spheres = 0;
+    for (const auto& s : shapes) spheres += s.as_array()[1].as_int64() == 0 ? 1 : 0;
+    CHECK(spheres == 1);
+    CHECK(number(scene.at("ground")) == 0.0);
+    const auto names = accessor_names(*frame);
+    for (const char* n : {"controller_100hz", "lidar_200hz", "camera_30hz", "gps_10hz", "pacer", "web_console"}) {
+        CAPTURE(n);
+        CHECK(names.count(n) == 1);
+    }
+
+    auto reply = client.command("pause");
+    REQUIRE(reply);
+    CHECK(reply->at("ok").as_bool());
+    const auto paused = client.frame_where([](const auto& f) { return str(f.at("state")) == "paused"; });
+    REQUIRE(paused);
+    const std::uint64_t s0 = steps_of(*paused);
+    const auto before = client.frame_where([&](const auto& f) { return steps_of(f) == s0; });
+    REQUIRE(before);
+    // While paused two pictures agree exactly (the picture is read in an access) ...
+    const auto again = client.frame_where([&](const auto& f) { return f.at("seq").as_int64() > before->at("seq").as_int64(); });
+    REQUIRE(again);
+    CHECK(boost::json::serialize(before->at("scene").at("shapes")) ==
+          boost::json::serialize(again->at("scene").at("shapes")));
+    // ... and 300 steps later the arm, driven by its controller, is elsewhere.
+    reply = client.command("step 300");
+    REQUIRE(reply);
+    const auto after = client.frame_where([&](const auto& f) {
+        return str(f.at("state")) == "paused" && f.at("pause_at").is_null() && steps_of(f) == s0 + 300;
+    });
+    REQUIRE(after);
+    CHECK(boost::json::serialize(before->at("scene").at("shapes")) !=
+          boost::json::serialize(after->at("scene").at("shapes")));
 
     host.send("quit");
     CHECK(host.line_matching(std::regex("^trajectory_hash=[0-9a-f]{16}$")));
