@@ -56,7 +56,8 @@ CommandLine command_line(const HostEngine& engine)
     cli.synopsis = "[--config FILE] [--duration DURATION] [--scale X] [--trace FILE]\n"
                    "       [--jitter-us N] [--seed S] [--chaos] [--host-steps] [--no-threads]\n"
                    "       [--sensors inline|threads] [--web [HOST:]PORT]\n"
-                   "       [--ros2-clock [DOMAIN]] [--ros2-network NET] [--ros2-security FILE] [engine options]";
+                   "       [--ros2-clock [DOMAIN]] [--ros2-network NET] [--ros2-security FILE]" +
+                   engine.synopsis_tail;
     cli.summary = engine.summary;
     cli.options.add_options()
         ("config", po::value<std::string>()->value_name("FILE"),
@@ -84,8 +85,8 @@ CommandLine command_line(const HostEngine& engine)
          "serve the live web console (loopback unless HOST says otherwise; port 0: a free one, the URL is printed; "
          "a non-loopback HOST requires the printed token for control)");
     add_ros2_clock_options(cli.options);
-    if (engine.add_options) engine.add_options(cli.options);
     cli.hidden.add_options()("slip-tick", po::value<std::int64_t>(), "test hook of --no-threads");
+    if (engine.add_options) engine.add_options(cli);
     cli.epilogue = "stdin (one per line): pause, resume, step N, until T, scale X, revoke NAME, status, quit\n"
                    "Exit status: 0 done, 1 failure while running, 2 bad option or scenario.";
     return cli;
@@ -108,6 +109,7 @@ std::optional<Options> parse_options(const HostEngine& engine, int argc, char** 
             option_error("trace", "traces the accessors' threads: not with --no-threads");
         }
         if (v.count("slip-tick") != 0 && !v["no-threads"].as<bool>()) option_error("slip-tick", "a test hook of --no-threads");
+        if (engine.check_options) engine.check_options(v);
         if (v.count("web") != 0) {
 #if SIMSYNC_EXAMPLES_WEB
             try {
@@ -262,7 +264,7 @@ struct ChaosStats {
 struct RunResult {
     std::string hash;
     std::string controller_summary;
-    std::uint64_t steps = 0;           // world steps when the controller recorded the end
+    std::uint64_t steps = 0;           // world steps at the end (or when the run was cut short)
     std::uint64_t steps_after_end = 0; // by an operator's step(n) once nobody held time
     std::vector<Participant> participants;
     ChaosStats chaos;
@@ -272,7 +274,11 @@ struct RunResult {
     std::optional<PacerStats> pacer;
     std::uint64_t clock_messages = 0;
     WallClock::time_point wall_start{};
+    std::string remote_summary; // with a remote controller: what it did
+    std::string remote_failure; // ... and why the run is not its own ("" = it is)
 };
+
+std::uint64_t steps_to(SimTime end, SimDuration step) { return static_cast<std::uint64_t>((end - kSimStart) / step); }
 
 // Reference: no handler, no threads. This thread steps the world and calls the
 // controller and the sensors at the instants the handler would grant them, in
@@ -286,8 +292,6 @@ RunResult run_without_threads(const HostEngine& engine, const Options& options, 
     std::vector<std::int64_t> next(participants.size(), 0);
     std::vector<bool> finished(participants.size(), false);
     SimTime slipped_write_at = kSimTimeMax;
-    std::uint64_t steps = 0;
-    std::uint64_t steps_at_end = 0;
 
     for (SimTime t = kSimStart;; t += step) {
         if (t == slipped_write_at) controller->act(*world);
@@ -308,7 +312,6 @@ RunResult run_without_threads(const HostEngine& engine, const Options& options, 
                 if (p.is_controller()) {
                     if (t == end) {
                         controller->finish(*world);
-                        steps_at_end = steps;
                         finished[i] = true;
                     } else if (options.slip_tick && *options.slip_tick == next[i]) {
                         controller->record(*world);
@@ -327,12 +330,11 @@ RunResult run_without_threads(const HostEngine& engine, const Options& options, 
         }
         if (t >= end) break;
         world->step(step);
-        ++steps;
     }
     RunResult r;
     r.hash = controller->hash().hex();
     r.controller_summary = controller->summary();
-    r.steps = steps_at_end;
+    r.steps = steps_to(end, step);
     r.participants = std::move(participants);
     r.reached = end;
     return r;
@@ -345,20 +347,30 @@ RunResult run_with_threads(const HostEngine& engine, const Options& options, con
     const SimDuration step = setup.handler.step;
     const std::unique_ptr<World> world = engine.make_world(setup.world ? &*setup.world : nullptr, options.values);
     const std::unique_ptr<Controller> controller = engine.make_controller(*world);
-    std::uint64_t steps_at_end = 0; // the handler's steps when the controller finished
     SimSyncHandler handler(*world, setup.handler);
     TimeScale scale(setup.scale);
     const bool tracing = !options.trace_file.empty();
 
     std::vector<Participant> participants = make_participants();
+    // A remote controller is registered by its own link when it joins, with the
+    // same name, options and priority: no local accessor for it.
+    const bool remote_asked = engine.wants_remote && engine.wants_remote(options.values);
     std::vector<Accessor> accessors;
     for (const Participant& p : participants) {
-        accessors.push_back(handler.register_accessor(p.name, {.kind = AccessorKind::lockstep, .mode = p.mode,
-                                                               .priority = p.priority, .first_request = kSimStart}));
+        accessors.push_back(remote_asked && p.is_controller()
+                                ? Accessor{}
+                                : handler.register_accessor(p.name, {.kind = AccessorKind::lockstep, .mode = p.mode,
+                                                                     .priority = p.priority,
+                                                                     .first_request = kSimStart}));
     }
     // Time stops at the end, so the pacer (or the clock publisher) cannot run the
     // world past it while the participants finish their last requests there.
     PauseAtEnd pause_at_end(handler, end, {});
+    // The sensors, registered above with their first request at 0, hold time at
+    // 0 until a remote controller has joined.
+    std::unique_ptr<RemoteController> remote;
+    if (remote_asked) remote = engine.make_remote(handler, *controller, end, mix_seed(seed, 99), options.values);
+    std::string remote_failure; // why the remote controller's run is not the controller's
 
     // Real time is one more accessor: it only holds time back, never touches the
     // world, so the trajectory (and its hash) is the same paced or not. The pacer
@@ -414,7 +426,6 @@ RunResult run_with_threads(const HostEngine& engine, const Options& options, con
                 controller->tick(access.world());
             } else {
                 controller->finish(access.world());
-                steps_at_end = handler.steps();
             }
             if (!last) access.release(instant(p.rate_hz, n + 1, end, p.is_controller()));
             record_grant(p, at, asked, granted_at, access);
@@ -505,9 +516,11 @@ RunResult run_with_threads(const HostEngine& engine, const Options& options, con
     }
 #endif
 
+    if (remote) remote->wait_joined();
     const auto wall_start = WallClock::now();
     std::vector<std::thread> threads;
     for (std::size_t i = 0; i < participants.size(); ++i) {
+        if (participants[i].is_controller() && remote) continue; // in its own process
         if (!participants[i].is_controller() && options.inline_sensors) {
             {
                 std::lock_guard<std::mutex> g(sensors_mutex);
@@ -541,7 +554,17 @@ RunResult run_with_threads(const HostEngine& engine, const Options& options, con
 
     std::optional<PacerStats> pacer_stats;
     std::uint64_t clock_messages = 0;
+    std::optional<RemoteController::Outcome> remote_outcome;
     auto finish = [&] {
+        // The remote controller's final access at the end ends its part; if it
+        // cannot come, stop the handler, so the sensors it holds back end too.
+        if (remote && !remote->wait_done()) {
+            std::lock_guard<std::mutex> g(quit_mutex);
+            if (!quitting.exchange(true)) {
+                remote_failure = "it ended before the end of the run";
+                handler.stop();
+            }
+        }
         for (auto& t : threads) t.join();
         {
             std::unique_lock<std::mutex> lock(sensors_mutex);
@@ -564,6 +587,7 @@ RunResult run_with_threads(const HostEngine& engine, const Options& options, con
         pacer.reset();
         clock.stop();
         clock_messages = clock.published();
+        if (remote) remote_outcome = remote->finish(remote_failure, operator_quit);
     };
     if (options.host_steps) {
         // The world is stepped on this thread only; another one waits for the end.
@@ -580,15 +604,24 @@ RunResult run_with_threads(const HostEngine& engine, const Options& options, con
     RunResult r;
     r.hash = controller->hash().hex();
     r.controller_summary = controller->summary();
-    // An operator's step(n) may move the world past the end (a step while paused
+    // A remote controller that ended early cut the run short, as a quit does. An
+    // operator's step(n) may move the world past the end (a step while paused
     // needs nobody's consent): reported, and outside the hash.
-    r.steps = quit ? handler.steps() : steps_at_end;
-    r.steps_after_end = quit ? 0 : handler.steps() - steps_at_end;
+    const bool cut_short = quit || !remote_failure.empty();
+    r.steps = cut_short ? handler.steps() : steps_to(end, step);
+    r.steps_after_end = cut_short ? 0 : handler.steps() - steps_to(end, step);
     r.participants = std::move(participants);
     r.chaos = chaos;
     r.quit = quit;
     r.signal = signals.received();
-    r.reached = quit ? quit_at : end;
+    r.reached = quit ? quit_at : (cut_short ? handler.now() : end);
+    if (remote_outcome) {
+        Participant& p = r.participants.front(); // the controller
+        p.grants = remote_outcome->grants;
+        p.last_grant = remote_outcome->last_grant;
+        r.remote_summary = remote_outcome->summary;
+        r.remote_failure = remote_outcome->failure;
+    }
     r.pacer = pacer_stats;
     r.clock_messages = clock_messages;
     r.wall_start = wall_start;
@@ -674,6 +707,9 @@ int run_host(const HostEngine& engine, int argc, char** argv)
         if (const auto warning = time_source_warning(setup.time_source, setup.clock)) {
             std::fprintf(stderr, "%s: warning: %s\n", program, warning->c_str());
         }
+        if (engine.plan_line) {
+            if (const std::string line = engine.plan_line(options.values); !line.empty()) std::printf("%s\n", line.c_str());
+        }
     }
     std::fflush(stdout);
 
@@ -705,7 +741,13 @@ int run_host(const HostEngine& engine, int argc, char** argv)
                                        : "quit by the operator",
                     format_seconds(result.reached).c_str());
     }
+    if (!result.remote_summary.empty()) std::printf("%s\n", result.remote_summary.c_str());
     std::printf("trajectory_hash=%s\n", result.hash.c_str());
+    if (!result.remote_failure.empty()) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "%s: remote controller: %s\n", program, result.remote_failure.c_str());
+        return 1;
+    }
     return 0;
 }
 

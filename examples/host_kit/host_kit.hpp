@@ -14,8 +14,7 @@
 // the controller and the sensors at the instants the handler would grant them,
 // in the handler's order at an instant.
 //
-// simsync-mujoco-host is built on it; simsync-bullet-host still has its own
-// copy of these parts (with its remote controller), to move here next.
+// simsync-bullet-host and simsync-mujoco-host are built on it.
 
 #include "command_line.hpp"
 
@@ -24,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace simsync::web {
@@ -52,14 +52,41 @@ public:
     virtual std::string summary() const = 0;
 };
 
+// A controller in another process (simsync-bullet-host --remote-controller):
+// made after the handler, it registers the controller's accessor itself and
+// serves it; the kit then runs no controller of its own. Called on main's
+// thread (finish: after the handler stopped).
+class RemoteController {
+public:
+    virtual ~RemoteController() = default;
+    // Before the participants start: blocks until the controller has joined.
+    // @throws std::exception naming why it did not (the run fails, exit 1).
+    virtual void wait_joined() = 0;
+    // At the end: true once its final access was served; false if it cannot
+    // come any more (the kit then stops the handler: the run was cut short).
+    virtual bool wait_done() = 0;
+    struct Outcome {
+        std::uint64_t grants = 0;
+        SimTime last_grant{};
+        std::string summary; // a line for the summary ("" = none)
+        std::string failure; // why the run is not the controller's ("" = it is)
+    };
+    // `failure`: the kit's own finding so far ("" or "it ended before the end
+    // of the run"); `quit`: the operator quit.
+    virtual Outcome finish(const std::string& failure, bool quit) = 0;
+};
+
 // The engine of a host. Its members are called by run_host on main's thread,
 // except make_controller's object and read_sensor, which run inside accesses
 // (read_sensor concurrently with itself, from shared accesses: it must only read).
 struct HostEngine {
-    std::string program; // "simsync-mujoco-host"
-    std::string summary; // --help's lines under the usage line
-    // Options of this engine (e.g. --model), added to the common ones.
-    std::function<void(po::options_description&)> add_options;
+    std::string program;       // "simsync-mujoco-host"
+    std::string summary;       // --help's lines under the usage line
+    std::string synopsis_tail; // options of the engine, for the usage line
+    // Options of this engine (e.g. --model), added to the common ones, and
+    // their check (report a bad one with option_error).
+    std::function<void(CommandLine&)> add_options;
+    std::function<void(const po::variables_map&)> check_options;
     // The scenario without --config; its world section (if any) is of `world_type`.
     std::string default_scenario;
     std::string world_type;
@@ -79,8 +106,18 @@ struct HostEngine {
     std::function<std::string(const World& world)> read_sensor;
     // One line about the world for the program's first line ("arm.xml: 2 actuators").
     std::function<std::string(const World& world)> describe;
+    // A line printed before a threaded run (e.g. where the remote controller
+    // runs); "" = none.
+    std::function<std::string(const po::variables_map& options)> plan_line;
     // How the web console draws the world (with --web; empty: no picture).
     std::function<std::shared_ptr<const web::SceneSource>(const World& world)> make_scene;
+    // Whether the options ask for a remote controller (empty: never), and the
+    // link that serves it, made after the handler. `seed`: for its random
+    // delays. @throws std::exception (exit 1).
+    std::function<bool(const po::variables_map& options)> wants_remote;
+    std::function<std::unique_ptr<RemoteController>(SimSyncHandler& handler, Controller& controller, SimTime end,
+                                                    std::uint64_t seed, const po::variables_map& options)>
+        make_remote;
 };
 
 // The program: parses argv, loads the scenario, runs, prints the summary.

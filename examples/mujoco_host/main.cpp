@@ -126,10 +126,11 @@ host::HostEngine engine()
     e.program = "simsync-mujoco-host";
     e.summary = "A MuJoCo model behind a SimSyncHandler: a controller and three sensors on one simulated clock;\n"
                 "prints trajectory_hash=<16 hex digits>, the same for every thread timing.";
-    e.add_options = [](po::options_description& options) {
-        options.add_options()("model", po::value<std::string>()->value_name("FILE"),
-                              "MJCF model (default: the scenario's world.model, else the arm shipped with this "
-                              "program); the handler's step is its opt.timestep");
+    e.synopsis_tail = " [--model FILE]";
+    e.add_options = [](simsync::examples::CommandLine& cli) {
+        cli.options.add_options()("model", po::value<std::string>()->value_name("FILE"),
+                                  "MJCF model (default: the scenario's world.model, else the arm shipped with this "
+                                  "program); the handler's step is its opt.timestep");
     };
     e.default_scenario = kScenario;
     e.world_type = "mujoco";
