@@ -1,8 +1,5 @@
 // simsync-bullet-host: a physics host as a user would write one, on the host kit
-// (examples/host_kit: options, participants, reference loop, pacer, clock,
-// operator, trace, web console and summary, shared with simsync-mujoco-host).
-//
-// A Bullet world (100 boxes falling on a plane in four stacks, or the scenario's
+// (examples/host_kit: what it shares with simsync-mujoco-host). A Bullet world (100 boxes falling on a plane in four stacks, or the scenario's
 // scene) behind a SimSyncHandler with a 1 ms step: a controller (lockstep,
 // exclusive, 100 Hz) pushes box_0 with an impulse computed from where box_0 is
 // (controller.hpp); three sensors (lockstep, shared, 200 / 30 / 10 Hz) read
@@ -16,7 +13,6 @@
 // simsync-remote-controller, over Cyclone DDS (remote_link.hpp): the host sends
 // box_0's state with each of its grants and applies the impulse it sends back
 // inside the same access, so the hash is the in-process one, bit for bit.
-// --help lists every option.
 
 #include "controller.hpp"
 #include "host_kit.hpp"
@@ -38,24 +34,13 @@ namespace host = simsync::examples::host;
 namespace po = simsync::examples::po;
 namespace sb = simsync::bullet;
 
-// The scenario without --config: 1 ms steps, paced at 1x, the default scene.
-const char* const kDefaultScenario = R"(# simsync-bullet-host's embedded scenario
-handler:
+// The scenario without --config: 1 ms steps, the default scene, paced at 1x.
+const std::string kDefaultScenario = std::string(R"(handler:
   step: 1ms
-time:
-  scale: 1.0
 world:
   type: bullet
   preset: default   # 100 boxes (0.5 m, 1 kg) in four stacks on a ground plane
-pacer:
-  period: 10ms
-  catch_up: bounded
-  catch_up_limit: 100ms
-clock:
-  rate: 100         # the clock publisher: 100 Hz of simulated time
-  sinks:
-    - udp: 127.0.0.1:15555
-)";
+)") + host::kRunScenario;
 
 // The host kit's controller over the one control law (controller.hpp), which a
 // remote controller runs too.
@@ -96,9 +81,8 @@ std::string read_sensor(const simsync::World& world)
     return text;
 }
 
-// What the engine's functions share: the scene of the run (for the web
-// console's picture) and the remote controller's options, made once (a spawned
-// controller's tag is random).
+// What the engine's functions share: the scene of the run (for the web console)
+// and the remote controller's options, made once (a spawned one's tag is random).
 struct State {
     sb::SceneDescription scene;
     bool remote_resolved = false;
@@ -117,10 +101,7 @@ host::HostEngine engine()
     e.program = "simsync-bullet-host";
     e.summary = "A Bullet world behind a SimSyncHandler: a controller and three sensors on one simulated clock;\n"
                 "prints trajectory_hash=<16 hex digits>, the same for every thread timing.";
-    e.synopsis_tail = "\n       [--remote-controller spawn|wait [--remote-domain ID] [--remote-network NET]\n"
-                      "        [--remote-tag TAG] [--remote-partition P] [--remote-delay-us MAX]\n"
-                      "        [--remote-program PATH] [--remote-join-timeout SECONDS]\n"
-                      "        [--remote-security FILE [--remote-controller-security FILE]]]";
+    e.synopsis_tail = bh::kRemoteSynopsis;
     e.add_options = bh::add_remote_options;
     e.check_options = bh::check_remote_options;
     e.default_scenario = kDefaultScenario;

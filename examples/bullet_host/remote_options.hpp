@@ -15,6 +15,13 @@
 
 namespace simsync::examples::bullet_host {
 
+// The options in the usage line.
+inline constexpr const char* kRemoteSynopsis =
+    "\n       [--remote-controller spawn|wait [--remote-domain ID] [--remote-network NET]\n"
+    "        [--remote-tag TAG] [--remote-partition P] [--remote-delay-us MAX]\n"
+    "        [--remote-program PATH] [--remote-join-timeout SECONDS]\n"
+    "        [--remote-security FILE [--remote-controller-security FILE]]]";
+
 // Adds the "remote controller" options and the fault test hooks (hidden).
 void add_remote_options(CommandLine& cli);
 // --remote-* without --remote-controller, bad values, a build without the dds

@@ -120,6 +120,22 @@ struct HostEngine {
         make_remote;
 };
 
+// The part of the hosts' embedded scenarios that is not the engine's: paced at
+// 1x (pacer every 10 ms, bounded catch-up) and the clock publisher at 100 Hz to
+// UDP 127.0.0.1:15555. A host's default_scenario is its handler and world
+// sections followed by this.
+inline constexpr const char* kRunScenario = R"(time:
+  scale: 1.0
+pacer:
+  period: 10ms
+  catch_up: bounded
+  catch_up_limit: 100ms
+clock:
+  rate: 100         # the clock publisher: 100 Hz of simulated time
+  sinks:
+    - udp: 127.0.0.1:15555
+)";
+
 // The program: parses argv, loads the scenario, runs, prints the summary.
 // Returns main's exit status: 0 done, 1 a failure while running, 2 a bad option
 // or scenario (named on stderr).

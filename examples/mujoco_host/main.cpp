@@ -12,9 +12,7 @@
 // scenario's `world: {type: mujoco, model: FILE}`, or --model FILE. The
 // handler's step is the model's opt.timestep; a scenario whose handler.step
 // differs is refused, naming both.
-//
-// Usage: simsync-mujoco-host [--model FILE] [--config FILE] [--duration DURATION] [--scale X] ...
-// (--help lists every option; they mean what they mean for simsync-bullet-host.)
+// --help lists every option; they mean what they mean for simsync-bullet-host.
 
 #include "arm_controller.hpp"
 #include "embedded_model.hpp"
@@ -35,20 +33,6 @@ namespace host = simsync::examples::host;
 namespace mh = simsync::examples::mujoco_host;
 namespace po = simsync::examples::po;
 using simsync::mujoco::MujocoWorld;
-
-// Paced at 1x by default; the handler's step comes from the model.
-const char* const kScenario = R"(# simsync-mujoco-host's embedded scenario
-time:
-  scale: 1.0
-pacer:
-  period: 10ms
-  catch_up: bounded
-  catch_up_limit: 100ms
-clock:
-  rate: 100         # the clock publisher: 100 Hz of simulated time
-  sinks:
-    - udp: 127.0.0.1:15555
-)";
 
 class ArmController final : public host::Controller {
 public:
@@ -132,7 +116,7 @@ host::HostEngine engine()
                                   "MJCF model (default: the scenario's world.model, else the arm shipped with this "
                                   "program); the handler's step is its opt.timestep");
     };
-    e.default_scenario = kScenario;
+    e.default_scenario = host::kRunScenario; // no handler.step: the model's timestep
     e.world_type = "mujoco";
     e.validate_world = [](const simsync::ConfigNode& world) {
         world.allow_only({"type", "model"});
