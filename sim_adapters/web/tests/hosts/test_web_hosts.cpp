@@ -157,10 +157,13 @@ std::set<std::string> accessor_names(const boost::json::object& frame)
     return names;
 }
 
-// A physics host's page (host_kit): its title, the first frame with a
-// picture, and the host's accessors in it.
-boost::json::object first_host_frame(WsClient& client, const std::string& title)
+// A physics host's page (host_kit), `client` connected to the URL `host`
+// printed: its title, the first frame with a picture, and the host's accessors in it.
+boost::json::object first_host_frame(Child& host, WsClient& client, const std::string& title)
 {
+    const auto url = host.line_matching(kUrl);
+    REQUIRE(url);
+    REQUIRE(client.connect(port_of(*url)) == "");
     const auto welcome = client.next("welcome");
     REQUIRE(welcome);
     CHECK(str(welcome->at("title")) == title);
@@ -262,11 +265,8 @@ TEST_CASE("WebConsole.Demo.ShowsTheBallsAndObeysThePage" * doctest::timeout(120)
 TEST_CASE("WebConsole.BulletHost.ShowsTheBodiesAndObeysThePage" * doctest::timeout(180))
 {
     Child host({SIMSYNC_BULLET_HOST_PATH, "--web", "127.0.0.1:0", "--duration", "600", "--scale", "1"});
-    const auto url = host.line_matching(kUrl);
-    REQUIRE(url);
     WsClient client;
-    REQUIRE(client.connect(port_of(*url)) == "");
-    const boost::json::object frame = first_host_frame(client, "simsync-bullet-host");
+    const boost::json::object frame = first_host_frame(host, client, "simsync-bullet-host");
     const auto& scene = frame.at("scene").as_object();
     const auto& shapes = scene.at("shapes").as_array();
     REQUIRE(shapes.size() == 100); // the default scene's boxes
@@ -290,11 +290,8 @@ TEST_CASE("WebConsole.BulletHost.ShowsTheBodiesAndObeysThePage" * doctest::timeo
 TEST_CASE("WebConsole.MujocoHost.ShowsTheGeomsAndObeysThePage" * doctest::timeout(180))
 {
     Child host({SIMSYNC_MUJOCO_HOST_PATH, "--web", "127.0.0.1:0", "--duration", "600", "--scale", "1"});
-    const auto url = host.line_matching(kUrl);
-    REQUIRE(url);
     WsClient client;
-    REQUIRE(client.connect(port_of(*url)) == "");
-    const boost::json::object frame = first_host_frame(client, "simsync-mujoco-host");
+    const boost::json::object frame = first_host_frame(host, client, "simsync-mujoco-host");
     const auto& scene = frame.at("scene").as_object();
     const auto& shapes = scene.at("shapes").as_array();
     // arm.xml's geoms but the floor: the base, two links, three boxes (boxes)
