@@ -180,22 +180,15 @@ int main(int argc, char** argv)
     using simsync::bench::format;
     simsync::bench::CommandLine cli("bench_mujoco_host",
                                     "simsync-mujoco-host's participants through the handler against a plain mj_step loop.");
-    double seconds = 20;
-    int reps = 5;
+    simsync::bench::RepeatedRuns runs{.reps = 5, .seconds = 20, .quick_reps = 2, .quick_seconds = 2};
     std::string model;
-    cli.add()("reps", po::value(&reps)->value_name("N")->notifier([](int v) {
-        if (v < 1) throw po::error(format("the argument ('%d') for option '--reps' must be at least 1", v));
-    }), "repetitions, alternating which run goes first (default 5; --quick: 2)")(
-        "seconds", po::value(&seconds)->value_name("S")->notifier([](double v) {
-            if (!(v > 0) || !std::isfinite(v)) {
-                throw po::error(format("the argument ('%g') for option '--seconds' must be a positive number", v));
-            }
-        }), "simulated seconds per run (default 20; --quick: 2)")(
-        "model", po::value(&model)->value_name("FILE"), "MJCF model (default: the host's arm.xml)");
+    runs.add_options(cli, "alternating which run goes first");
+    cli.add()("model", po::value(&model)->value_name("FILE"), "MJCF model (default: the host's arm.xml)");
     if (const auto exit = cli.parse(argc, argv)) return *exit;
+    runs.apply_quick(cli);
     const bool quick = cli.args().quick;
-    if (quick && !cli.given("seconds")) seconds = 2;
-    if (quick && !cli.given("reps")) reps = 2;
+    const double seconds = runs.seconds;
+    const int reps = runs.reps;
 
     std::unique_ptr<sm::MujocoWorld> probe;
     try {
