@@ -138,6 +138,35 @@ TEST_CASE("Mujoco.Step.OneCallIsOneMjStepOfTheModelTimestep")
     mj_deleteModel(m);
 }
 
+TEST_CASE("Mujoco.Step.WithContactsTheTrajectoryIsThePlainLoopsAndPosesAreMjSteps")
+{
+    // The arm, its box and the floor (contacts) with a controller, against a
+    // plain mj_step loop: the same state bit for bit after every step, and the
+    // poses in mjData are those mj_step computed, of the state before it
+    // integrated (MuJoCo's convention, documented in the header).
+    sm::MujocoWorld world(sm::MjcfText{kArm});
+    TempModel file(kArm);
+    char error[1000] = "";
+    mjModel* m = mj_loadXML(file.path().c_str(), nullptr, error, sizeof error);
+    REQUIRE_MESSAGE(m != nullptr, error);
+    mjData* d = mj_makeData(m);
+    mjData* before = mj_makeData(m); // the plain loop's state before each step
+    for (int n = 1; n <= 1000; ++n) {
+        control(*m, *d);
+        control(world.model(), world.data());
+        mj_copyData(before, m, d);
+        mj_kinematics(m, before);
+        mj_step(m, d);
+        world.step(1ms);
+        REQUIRE(world.state_hash() == hash_of(*m, *d));
+        for (int i = 0; i < 3 * m->nbody; ++i) REQUIRE(world.data().xpos[i] == before->xpos[i]);
+    }
+    CHECK(world.data().ncon > 0); // the comparison covered contacts
+    mj_deleteData(before);
+    mj_deleteData(d);
+    mj_deleteModel(m);
+}
+
 TEST_CASE("Mujoco.Step.ThroughTheHandlerTheWorldClockIsTheHandlerClock")
 {
     sm::MujocoWorld world(sm::MjcfText{kBall});

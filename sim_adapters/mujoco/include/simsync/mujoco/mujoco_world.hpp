@@ -45,8 +45,12 @@ struct MjcfText {
 /// are the state after the last step; the quantities mj_step derives from a
 /// state (xpos, xquat, contacts, sensordata, ...) are those of the state one
 /// step earlier, because mj_step computes them before it integrates (MuJoCo's
-/// own convention; nothing here recomputes them, so the trajectory is a plain
-/// mj_step loop's, bit for bit).
+/// own convention). Nothing here recomputes them, so the trajectory is a plain
+/// mj_step loop's, bit for bit: not even mj_kinematics is harmless, since it
+/// normalises free and ball joint quaternions in qpos in place (MuJoCo 2.2.2;
+/// with it after every step the host's arm.xml leaves the plain loop's
+/// trajectory at step 346). A reader that needs the poses of the current state
+/// computes them into an mjData of its own (mj_copyData, mj_kinematics).
 ///
 /// **Reads and writes.** A shared access (sensors) reads through view(), which
 /// gives a `const MujocoWorld&`: `const mjModel&`, `const mjData&`. An
