@@ -69,7 +69,8 @@ private:
 };
 
 // What a sensor reads (const: it may not write): the mean height of the bodies
-// other than the world, and the number of contacts.
+// other than the world, and the number of contacts, as mj_step computed them
+// (of the state before its last integration: MujocoWorld's header says why).
 std::string read_sensor(const simsync::World& world)
 {
     const auto& w = dynamic_cast<const MujocoWorld&>(world);
