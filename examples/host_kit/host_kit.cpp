@@ -170,9 +170,17 @@ HostSetup load_setup(const HostEngine& engine, const Options& options)
     // Built once here, so a world that cannot be built is reported before the run.
     const std::unique_ptr<World> world = engine.make_world(setup.world ? &*setup.world : nullptr, options.values);
     if (engine.world_step) {
-        std::optional<SimDuration> configured;
-        if (auto h = root.find("handler"); h && h->find("step")) configured = cfg.handler.step;
-        if (auto step = engine.world_step(*world, configured)) setup.handler.step = *step;
+        // A handler.step the world disagrees with is an error at its place in the file.
+        std::optional<ConfigNode> step_node;
+        if (auto h = root.find("handler")) step_node = h->find("step");
+        std::optional<SimDuration> step;
+        try {
+            step = engine.world_step(*world, step_node ? std::optional<SimDuration>(cfg.handler.step) : std::nullopt);
+        } catch (const Error& e) {
+            if (!step_node) throw;
+            step_node->fail(e.what());
+        }
+        if (step) setup.handler.step = *step;
     }
     setup.world_line = engine.describe(*world);
     setup.scale = cfg.time_scale;

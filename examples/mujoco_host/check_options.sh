@@ -20,7 +20,7 @@ expect_error "not a positive whole number of nanoseconds" --model "$tmp/third.xm
 
 # The scenario: a handler step other than the model's timestep names both.
 printf 'handler:\n  step: 2ms\n' >"$tmp/step.yaml"
-expect_error "the handler's step is 0.002000000 s but the model's opt.timestep is 0.001 s" --config "$tmp/step.yaml"
+expect_error "$tmp/step.yaml:2:9: handler.step: MujocoWorld 'arm.xml': the handler's step is 0.002000000 s but the model's opt.timestep is 0.001 s" --config "$tmp/step.yaml"
 printf 'handler:\n  step: 1ms\npacer:\n  enabled: false\n' >"$tmp/same.yaml"
 "$host" --config "$tmp/same.yaml" --duration 0.05 </dev/null >"$tmp/out" || fail "handler.step equal to the timestep refused"
 printf 'world:\n  type: bullet\n' >"$tmp/bullet.yaml"
