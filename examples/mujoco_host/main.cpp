@@ -28,12 +28,12 @@
 #include <filesystem>
 
 namespace {
-
 namespace host = simsync::examples::host;
 namespace mh = simsync::examples::mujoco_host;
 namespace po = simsync::examples::po;
 using simsync::mujoco::MujocoWorld;
 
+// The control law (arm_controller.hpp) in the controller's exclusive access.
 class ArmController final : public host::Controller {
 public:
     void record(const simsync::World& world) override { as_mujoco(world).hash_state(hash_); }
@@ -126,7 +126,7 @@ host::HostEngine engine()
     e.make_world = make_world;
     e.world_step = [](const simsync::World& world, std::optional<simsync::SimDuration> configured) {
         const auto& w = dynamic_cast<const MujocoWorld&>(world);
-        if (configured) w.check_step(*configured); // "handler's step ... but the model's opt.timestep ..."
+        if (configured) w.check_step(*configured);
         return std::optional<simsync::SimDuration>(w.timestep());
     };
     e.make_controller = [](const simsync::World&) { return std::make_unique<ArmController>(); };
