@@ -77,8 +77,10 @@ public:
 };
 
 // The engine of a host. Its members are called by run_host on main's thread,
-// except make_controller's object and read_sensor, which run inside accesses
-// (read_sensor concurrently with itself, from shared accesses: it must only read).
+// except what runs inside accesses: make_controller's object (the controller's
+// thread, or a remote link's), read_sensor (the stepping thread or a sensor's
+// own, concurrently with itself from shared accesses: it must only read) and
+// make_scene's picture (the web console's sampler, in a shared access).
 struct HostEngine {
     std::string program;       // "simsync-mujoco-host"
     std::string summary;       // --help's lines under the usage line
