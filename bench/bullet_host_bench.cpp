@@ -222,25 +222,16 @@ Stats stats_of(std::vector<double> v)
 
 int main(int argc, char** argv)
 {
-    namespace po = boost::program_options;
     using simsync::bench::Compare;
     simsync::bench::CommandLine cli("bench_bullet_host",
                                     "The Bullet host's scene through the handler against a raw Bullet loop.");
-    double seconds = 10;
-    int reps = 5;
-    cli.add()("reps", po::value(&reps)->value_name("N")->notifier([](int v) {
-        if (v < 1) throw po::error(simsync::bench::format("the argument ('%d') for option '--reps' must be at least 1", v));
-    }), "repetitions, alternating which run goes first (default 5; --quick: 2)")(
-        "seconds", po::value(&seconds)->value_name("S")->notifier([](double v) {
-            if (!(v > 0) || !std::isfinite(v)) {
-                throw po::error(simsync::bench::format("the argument ('%g') for option '--seconds' must be a positive "
-                                                       "number", v));
-            }
-        }), "simulated seconds per run (default 10; --quick: 1)");
+    simsync::bench::RepeatedRuns runs{.reps = 5, .seconds = 10, .quick_reps = 2, .quick_seconds = 1};
+    runs.add_options(cli, "alternating which run goes first");
     if (const auto exit = cli.parse(argc, argv)) return *exit;
+    runs.apply_quick(cli);
     const bool quick = cli.args().quick;
-    if (quick && !cli.given("seconds")) seconds = 1;
-    if (quick && !cli.given("reps")) reps = 2;
+    const double seconds = runs.seconds;
+    const int reps = runs.reps;
 
     const simsync::SimTime end = simsync::round_to_grid(simsync::sim_time(std::chrono::duration<double>(seconds)), kStep);
     if (end <= simsync::kSimStart) return cli.usage_error("--seconds is shorter than one step (1 ms)");

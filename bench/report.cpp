@@ -453,6 +453,26 @@ std::optional<int> CommandLine::parse(int argc, char** argv, std::vector<std::st
     return std::nullopt;
 }
 
+void RepeatedRuns::add_options(CommandLine& cli, const std::string& order)
+{
+    namespace po = boost::program_options;
+    cli.add()("reps", po::value(&reps)->value_name("N")->notifier([](int v) {
+        if (v < 1) throw po::error(format("the argument ('%d') for option '--reps' must be at least 1", v));
+    }), format("repetitions, %s (default %d; --quick: %d)", order.c_str(), reps, quick_reps).c_str())(
+        "seconds", po::value(&seconds)->value_name("S")->notifier([](double v) {
+            if (!(v > 0) || !std::isfinite(v)) {
+                throw po::error(format("the argument ('%g') for option '--seconds' must be a positive number", v));
+            }
+        }), format("simulated seconds per run (default %g; --quick: %g)", seconds, quick_seconds).c_str());
+}
+
+void RepeatedRuns::apply_quick(const CommandLine& cli)
+{
+    if (!cli.args().quick) return;
+    if (!cli.given("seconds")) seconds = quick_seconds;
+    if (!cli.given("reps")) reps = quick_reps;
+}
+
 bool CommandLine::given(const std::string& name) const
 {
     const auto it = vm_.find(name);

@@ -231,6 +231,26 @@ private:
     std::vector<std::string> passthrough_;
 };
 
+/// The repetitions and the simulated length of the benchmarks that time whole
+/// runs (the physics hosts'): --reps N (at least 1) and --seconds S (positive),
+/// each with a smaller default under --quick.
+/// @code
+/// simsync::bench::RepeatedRuns runs{.reps = 5, .seconds = 10, .quick_reps = 2, .quick_seconds = 1};
+/// runs.add_options(cli, "alternating which run goes first");
+/// if (const auto exit = cli.parse(argc, argv)) return *exit;
+/// runs.apply_quick(cli);
+/// @endcode
+struct RepeatedRuns {
+    int reps = 5;
+    double seconds = 10;
+    int quick_reps = 2;
+    double quick_seconds = 1;
+    /// Adds both options; `order` says how runs are ordered within a repetition.
+    void add_options(CommandLine& cli, const std::string& order);
+    /// After parse(): under --quick, the quick defaults for what was not given.
+    void apply_quick(const CommandLine& cli);
+};
+
 /// The goal values of an earlier run's results document (Goal::id -> Goal::value;
 /// goals that run did not measure are left out). Empty when `path` is "".
 /// @throws std::runtime_error naming the path (and the line for malformed JSON).

@@ -284,24 +284,15 @@ Stats stats_of(std::vector<double> v)
 
 int main(int argc, char** argv)
 {
-    namespace po = boost::program_options;
     simsync::bench::CommandLine cli("bench_web_viewers",
                                     "The Bullet host with no web console, a console, and ten connected viewers.");
-    double seconds = 10;
-    int reps = 5;
-    cli.add()("reps", po::value(&reps)->value_name("N")->notifier([](int v) {
-        if (v < 1) throw po::error(simsync::bench::format("the argument ('%d') for option '--reps' must be at least 1", v));
-    }), "repetitions, in rotating order (default 5; --quick: 2)")(
-        "seconds", po::value(&seconds)->value_name("S")->notifier([](double v) {
-            if (!(v > 0) || !std::isfinite(v)) {
-                throw po::error(simsync::bench::format("the argument ('%g') for option '--seconds' must be a positive "
-                                                       "number", v));
-            }
-        }), "simulated seconds per run (default 10; --quick: 1)");
+    simsync::bench::RepeatedRuns runs{.reps = 5, .seconds = 10, .quick_reps = 2, .quick_seconds = 1};
+    runs.add_options(cli, "in rotating order");
     if (const auto exit = cli.parse(argc, argv)) return *exit;
+    runs.apply_quick(cli);
     const bool quick = cli.args().quick;
-    if (quick && !cli.given("seconds")) seconds = 1;
-    if (quick && !cli.given("reps")) reps = 2;
+    const double seconds = runs.seconds;
+    const int reps = runs.reps;
     const simsync::SimTime end = simsync::round_to_grid(simsync::sim_time(std::chrono::duration<double>(seconds)), kStep);
     if (end <= simsync::kSimStart) return cli.usage_error("--seconds is shorter than one step (1 ms)");
     std::printf("bench_web_viewers: 100 boxes, dt 1 ms, %g simulated s unpaced, controller 100 Hz + 10 shared sensors, "

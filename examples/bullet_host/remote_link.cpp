@@ -1,5 +1,7 @@
 #include "remote_link.hpp"
 
+#include "remote_options.hpp"
+
 #include <simsync/bullet/bullet.hpp>
 #include <simsync/dds/bridge.hpp>
 #include <simsync/dds/domain.hpp>
@@ -302,6 +304,72 @@ RemoteControllerStats RemoteControllerLink::stats() const
 {
     std::lock_guard<std::mutex> g(impl_->mutex);
     return impl_->stats;
+}
+
+namespace {
+
+// The link as the host kit's remote controller: what the host prints about it
+// and how its stats become the run's outcome.
+class RemoteHost final : public host::RemoteController {
+public:
+    RemoteHost(SimSyncHandler& handler, Controller& controller, SimTime end, const RemoteControllerOptions& options)
+        : link_(handler, controller, end, options)
+    {
+        if (options.mode == RemoteControllerOptions::Mode::wait) {
+            std::string command;
+            for (const std::string& a : remote_controller_command(options)) command += (command.empty() ? "" : " ") + a;
+            std::printf("waiting up to %g s for the remote controller: %s\n", options.join_timeout_s, command.c_str());
+            std::fflush(stdout);
+        }
+    }
+    void wait_joined() override
+    {
+        link_.wait_joined();
+        std::printf("remote controller joined\n");
+        std::fflush(stdout);
+    }
+    bool wait_done() override { return link_.wait_done(); }
+    Outcome finish(const std::string& kit_failure, bool quit) override
+    {
+        const RemoteControllerStats rs = link_.finish();
+        Outcome out{.grants = rs.grants, .last_grant = rs.last_grant, .summary = {}, .failure = kit_failure};
+        if (!out.failure.empty() && rs.child_status) {
+            const int st = *rs.child_status;
+            out.failure = "simsync-remote-controller " +
+                          (st > 128 ? "was killed by signal " + std::to_string(st - 128)
+                                    : "exited with status " + std::to_string(st)) +
+                          " before the end of the run";
+        }
+        if (out.failure.empty() && rs.refused.total() > 0) {
+            out.failure = std::to_string(rs.refused.total()) + " command(s) refused, the first " + rs.first_refusal;
+        }
+        if (out.failure.empty() && !quit && rs.child_status && *rs.child_status != 0) {
+            out.failure = "simsync-remote-controller exited with status " + std::to_string(*rs.child_status);
+        }
+        out.summary = "remote controller: " + std::to_string(rs.grants) + " observations sent, " +
+                      std::to_string(rs.commands) + " commands applied, " + std::to_string(rs.refused.total()) +
+                      " refused";
+        for (std::size_t i = 0; i < kWireErrorCount; ++i) {
+            if (rs.refused.by_reason[i] == 0) continue;
+            out.summary += std::string(" ") + to_string(static_cast<WireError>(i)) + "=" +
+                           std::to_string(rs.refused.by_reason[i]);
+        }
+        if (rs.bridge_rejected > 0) {
+            out.summary += ", " + std::to_string(rs.bridge_rejected) + " samples dropped by the Bridge";
+        }
+        return out;
+    }
+
+private:
+    RemoteControllerLink link_;
+};
+
+} // namespace
+
+std::unique_ptr<host::RemoteController> make_remote_controller(SimSyncHandler& handler, Controller& controller,
+                                                              SimTime end, RemoteControllerOptions options)
+{
+    return std::make_unique<RemoteHost>(handler, controller, end, options);
 }
 
 } // namespace simsync::examples::bullet_host

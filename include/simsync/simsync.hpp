@@ -21,5 +21,6 @@
 #include <simsync/time.hpp>
 #include <simsync/time_scale.hpp>
 #include <simsync/time_source.hpp>
+#include <simsync/trajectory_hash.hpp>
 #include <simsync/wall_clock.hpp>
 #include <simsync/world.hpp>

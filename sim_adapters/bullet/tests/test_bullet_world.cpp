@@ -324,16 +324,3 @@ TEST_CASE("BulletWorld.Write.WakesASleepingBody")
     world.step(1ms);
     CHECK(world.pose(crate).position.z > z);
 }
-
-TEST_CASE("TrajectoryHash.Fnv1a.KnownValues")
-{
-    sb::TrajectoryHash h;
-    CHECK(h.hex() == "cbf29ce484222325"); // the FNV-1a 64 offset basis: empty input
-    h.add_bytes("a", 1);
-    CHECK(h.hex() == "af63dc4c8601ec8c");
-    sb::TrajectoryHash foobar;
-    foobar.add_bytes("foobar", 6);
-    CHECK(foobar.value() == 0x85944171f73967e8ULL);
-    CHECK(foobar.size() == 6);
-    CHECK(sb::to_hex(0x1) == "0000000000000001");
-}

@@ -189,15 +189,19 @@ TEST_CASE("DemoRos2Clock.Errors.NameTheOptionOrThePlace" * doctest::timeout(120)
     std::remove(file.c_str());
 }
 
-#ifdef SIMSYNC_BULLET_HOST
-TEST_CASE("DemoRos2Clock.BulletHost.PublishesItsClock" * doctest::timeout(120))
+#if defined(SIMSYNC_BULLET_HOST) || defined(SIMSYNC_MUJOCO_HOST)
+namespace {
+
+// A physics host (host_kit) run with --ros2-clock on a domain of the test's
+// own: a follower sees its /clock advance, and the host says where it publishes.
+void host_publishes_its_clock(const char* program)
 {
     sd::testing::DomainLease lease;
     simsync::ExternalTimeSource followed;
     Received received;
     sd::Ros2ClockFollower follower(sd::Participant::create(lease.config(false)), followed, recording(received));
-    sd::testing::ChildProcess host({SIMSYNC_BULLET_HOST, "--ros2-clock", std::to_string(lease.id()),
-                                    "--ros2-network", "loopback", "--duration", "1000"});
+    sd::testing::ChildProcess host({program, "--ros2-clock", std::to_string(lease.id()), "--ros2-network", "loopback",
+                                    "--duration", "1000"});
     REQUIRE(follower.wait_for_writers(1, 30s));
     CHECK(follower.wait_for_time(simsync::source_time(200ms), 30s));
     host.write_line("quit");
@@ -206,6 +210,22 @@ TEST_CASE("DemoRos2Clock.BulletHost.PublishesItsClock" * doctest::timeout(120))
     follower.stop();
     CHECK(said(host, "ROS 2 /clock (DDS topic rt/clock) on domain " + std::to_string(lease.id()) + ", loopback network"));
     CHECK(non_decreasing(received.snapshot()));
+}
+
+} // namespace
+#endif
+
+#ifdef SIMSYNC_BULLET_HOST
+TEST_CASE("DemoRos2Clock.BulletHost.PublishesItsClock" * doctest::timeout(120))
+{
+    host_publishes_its_clock(SIMSYNC_BULLET_HOST);
+}
+#endif
+
+#ifdef SIMSYNC_MUJOCO_HOST
+TEST_CASE("DemoRos2Clock.MujocoHost.PublishesItsClock" * doctest::timeout(120))
+{
+    host_publishes_its_clock(SIMSYNC_MUJOCO_HOST);
 }
 #endif
 

@@ -1,6 +1,7 @@
-// `--web` on the real hosts, simsync-demo and simsync-bullet-host, through a raw
-// WebSocket client: the URL is printed, the page is served, frames carry the
-// world (the demo's balls, the Bullet host's bodies) and the accessors, commands
+// `--web` on the real hosts, simsync-demo, simsync-bullet-host and
+// simsync-mujoco-host, through a raw WebSocket client: the URL is printed, the
+// page is served, frames carry the world (the demo's balls, the Bullet host's
+// bodies, the MuJoCo host's geoms) and the accessors, commands
 // act as the terminal's, and the program still quits cleanly.
 
 #include "ws_client.hpp"
@@ -156,6 +157,60 @@ std::set<std::string> accessor_names(const boost::json::object& frame)
     return names;
 }
 
+// A physics host's page (host_kit), `client` connected to the URL `host`
+// printed: its title, the first frame with a picture, and the host's accessors in it.
+boost::json::object first_host_frame(Child& host, WsClient& client, const std::string& title)
+{
+    const auto url = host.line_matching(kUrl);
+    REQUIRE(url);
+    REQUIRE(client.connect(port_of(*url)) == "");
+    const auto welcome = client.next("welcome");
+    REQUIRE(welcome);
+    CHECK(str(welcome->at("title")) == title);
+    CHECK(welcome->at("has_scene").as_bool());
+    const auto frame = client.frame_where([](const auto& f) { return !f.at("scene").at("time").is_null(); });
+    REQUIRE(frame);
+    const auto names = accessor_names(*frame);
+    for (const char* n : {"controller_100hz", "lidar_200hz", "camera_30hz", "gps_10hz", "pacer", "web_console"}) {
+        CAPTURE(n);
+        CHECK(names.count(n) == 1);
+    }
+    return *frame;
+}
+
+// Pauses from the page; the steps at which time stands.
+std::uint64_t pause_from_page(WsClient& client)
+{
+    const auto reply = client.command("pause");
+    REQUIRE(reply);
+    CHECK(reply->at("ok").as_bool());
+    const auto paused = client.frame_where([](const auto& f) { return str(f.at("state")) == "paused"; });
+    REQUIRE(paused);
+    return steps_of(*paused);
+}
+
+// `step n` from the page while paused at `from`: the first frame that shows it done.
+boost::json::object step_from_page(WsClient& client, std::uint64_t from, int n)
+{
+    const auto reply = client.command("step " + std::to_string(n));
+    REQUIRE(reply);
+    CHECK(reply->at("ok").as_bool());
+    const auto done = client.frame_where([&](const auto& f) {
+        return str(f.at("state")) == "paused" && f.at("pause_at").is_null() &&
+               steps_of(f) == from + static_cast<std::uint64_t>(n);
+    });
+    REQUIRE(done);
+    return *done;
+}
+
+// The next frame after `frame`.
+boost::json::object frame_after(WsClient& client, const boost::json::object& frame)
+{
+    const auto next = client.frame_where([&](const auto& f) { return f.at("seq").as_int64() > frame.at("seq").as_int64(); });
+    REQUIRE(next);
+    return *next;
+}
+
 } // namespace
 
 TEST_CASE("WebConsole.Demo.ShowsTheBallsAndObeysThePage" * doctest::timeout(120))
@@ -194,19 +249,8 @@ TEST_CASE("WebConsole.Demo.ShowsTheBallsAndObeysThePage" * doctest::timeout(120)
     });
     CHECK(with_spans);
 
-    auto reply = client.command("pause");
-    REQUIRE(reply);
-    CHECK(reply->at("ok").as_bool());
-    const auto paused = client.frame_where([](const auto& f) { return str(f.at("state")) == "paused"; });
-    REQUIRE(paused);
-    const std::uint64_t s0 = steps_of(*paused);
-    reply = client.command("step 12");
-    REQUIRE(reply);
-    CHECK(reply->at("ok").as_bool());
-    CHECK(client.frame_where([&](const auto& f) {
-        return str(f.at("state")) == "paused" && f.at("pause_at").is_null() && steps_of(f) == s0 + 12;
-    }));
-    reply = client.command("step x");
+    step_from_page(client, pause_from_page(client), 12);
+    auto reply = client.command("step x");
     REQUIRE(reply);
     CHECK_FALSE(reply->at("ok").as_bool());
     reply = client.command("resume");
@@ -221,45 +265,53 @@ TEST_CASE("WebConsole.Demo.ShowsTheBallsAndObeysThePage" * doctest::timeout(120)
 TEST_CASE("WebConsole.BulletHost.ShowsTheBodiesAndObeysThePage" * doctest::timeout(180))
 {
     Child host({SIMSYNC_BULLET_HOST_PATH, "--web", "127.0.0.1:0", "--duration", "600", "--scale", "1"});
-    const auto url = host.line_matching(kUrl);
-    REQUIRE(url);
     WsClient client;
-    REQUIRE(client.connect(port_of(*url)) == "");
-    const auto welcome = client.next("welcome");
-    REQUIRE(welcome);
-    CHECK(str(welcome->at("title")) == "simsync-bullet-host");
-
-    const auto frame = client.frame_where([](const auto& f) { return !f.at("scene").at("time").is_null(); });
-    REQUIRE(frame);
-    const auto& scene = frame->at("scene").as_object();
+    const boost::json::object frame = first_host_frame(host, client, "simsync-bullet-host");
+    const auto& scene = frame.at("scene").as_object();
     const auto& shapes = scene.at("shapes").as_array();
     REQUIRE(shapes.size() == 100); // the default scene's boxes
     for (const auto& s : shapes) CHECK(s.as_array()[1].as_int64() == 1);
     CHECK(number(scene.at("ground")) == 0.0);
-    const auto names = accessor_names(*frame);
-    for (const char* n : {"controller_100hz", "lidar_200hz", "camera_30hz", "gps_10hz", "pacer", "web_console"}) {
-        CAPTURE(n);
-        CHECK(names.count(n) == 1);
-    }
 
-    auto reply = client.command("pause");
-    REQUIRE(reply);
-    CHECK(reply->at("ok").as_bool());
-    const auto paused = client.frame_where([](const auto& f) { return str(f.at("state")) == "paused"; });
-    REQUIRE(paused);
-    const std::uint64_t s0 = steps_of(*paused);
-    reply = client.command("step 5");
-    REQUIRE(reply);
-    CHECK(client.frame_where([&](const auto& f) {
-        return str(f.at("state")) == "paused" && f.at("pause_at").is_null() && steps_of(f) == s0 + 5;
-    }));
+    const std::uint64_t s0 = pause_from_page(client);
     // The pushed box (body 0) is where the world says: the picture is read in
     // an access, so while paused two pictures agree exactly.
-    const auto a = client.frame_where([&](const auto& f) { return steps_of(f) == s0 + 5; });
-    REQUIRE(a);
-    const auto b = client.frame_where([&](const auto& f) { return f.at("seq").as_int64() > a->at("seq").as_int64(); });
-    REQUIRE(b);
-    CHECK(boost::json::serialize(a->at("scene").at("shapes")) == boost::json::serialize(b->at("scene").at("shapes")));
+    const boost::json::object a = step_from_page(client, s0, 5);
+    const boost::json::object b = frame_after(client, a);
+    CHECK(boost::json::serialize(a.at("scene").at("shapes")) == boost::json::serialize(b.at("scene").at("shapes")));
+
+    host.send("quit");
+    CHECK(host.line_matching(std::regex("^trajectory_hash=[0-9a-f]{16}$")));
+    CHECK(host.wait_exit() == 0);
+}
+#endif
+
+#ifdef SIMSYNC_MUJOCO_HOST_PATH
+TEST_CASE("WebConsole.MujocoHost.ShowsTheGeomsAndObeysThePage" * doctest::timeout(180))
+{
+    Child host({SIMSYNC_MUJOCO_HOST_PATH, "--web", "127.0.0.1:0", "--duration", "600", "--scale", "1"});
+    WsClient client;
+    const boost::json::object frame = first_host_frame(host, client, "simsync-mujoco-host");
+    const auto& scene = frame.at("scene").as_object();
+    const auto& shapes = scene.at("shapes").as_array();
+    // arm.xml's geoms but the floor: the base, two links, three boxes (boxes)
+    // and the ball (a sphere); the floor is the ground grid at z = 0.
+    REQUIRE(shapes.size() == 7);
+    int spheres = 0;
+    for (const auto& s : shapes) spheres += s.as_array()[1].as_int64() == 0 ? 1 : 0;
+    CHECK(spheres == 1);
+    CHECK(number(scene.at("ground")) == 0.0);
+
+    const std::uint64_t s0 = pause_from_page(client);
+    // While paused two pictures agree exactly (the picture is read in an access) ...
+    const auto before = client.frame_where([&](const auto& f) { return steps_of(f) == s0; });
+    REQUIRE(before);
+    CHECK(boost::json::serialize(before->at("scene").at("shapes")) ==
+          boost::json::serialize(frame_after(client, *before).at("scene").at("shapes")));
+    // ... and 300 steps later the arm, driven by its controller, is elsewhere.
+    const boost::json::object after = step_from_page(client, s0, 300);
+    CHECK(boost::json::serialize(before->at("scene").at("shapes")) !=
+          boost::json::serialize(after.at("scene").at("shapes")));
 
     host.send("quit");
     CHECK(host.line_matching(std::regex("^trajectory_hash=[0-9a-f]{16}$")));

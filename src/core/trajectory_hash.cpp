@@ -1,6 +1,6 @@
-#include <simsync/bullet/trajectory_hash.hpp>
+#include <simsync/trajectory_hash.hpp>
 
-namespace simsync::bullet {
+namespace simsync {
 
 void TrajectoryHash::add_bytes(const void* data, std::size_t size) noexcept
 {
@@ -26,4 +26,4 @@ std::string to_hex(std::uint64_t value)
     return out;
 }
 
-} // namespace simsync::bullet
+} // namespace simsync

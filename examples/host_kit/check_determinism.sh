@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# The determinism proof of simsync-bullet-host (ctest label: integration).
+# The determinism proof of a host built on the host kit (simsync-bullet-host,
+# simsync-mujoco-host; ctest label: integration).
 #
 # Runs the host RUNS times with every accessor thread jittered by 0..JITTER_US us
 # and a fresh seed each run; every other run adds an operator thread that pauses,
-# steps, runs-until and resumes at random (--chaos), and every fourth steps Bullet
-# on the host thread only (--host-steps); the sensors are inline systems (the default)
+# steps, runs-until and resumes at random (--chaos), and every fourth steps the
+# world on the host thread only (--host-steps); the sensors are inline systems (the default)
 # except in every third run, where they have threads of their own (--sensors
 # threads; chaos meets both). All hashes must equal the one of the
-# no-threads reference. A control run shows the hash does notice a push applied
-# one step late. Runs are unpaced (--scale 0) except every fifth, which the
+# no-threads reference. A control run shows the hash does notice a controller
+# write applied one step late. Runs are unpaced (--scale 0) except every fifth, which the
 # real-time pacer paces (at 1x, or 3x): the pacer only holds time, so the hash
 # must not change. stdin is /dev/null: no operator commands, no raw terminal.
 #
@@ -29,10 +30,10 @@ echo "reference (no threads): $reference"
 out=$("$host" --no-threads --duration "$duration" --slip-tick 7)
 slipped=$(hash_of "$out")
 if [[ $slipped == "$reference" ]]; then
-  echo "FAIL: a push one step late leaves the hash unchanged ($slipped): the hash proves nothing"
+  echo "FAIL: a write one step late leaves the hash unchanged ($slipped): the hash proves nothing"
   exit 1
 fi
-echo "control, tick 7 pushed one step late: $slipped (differs, as it must)"
+echo "control, tick 7 written one step late: $slipped (differs, as it must)"
 
 failures=0
 start=$(date +%s.%N)
