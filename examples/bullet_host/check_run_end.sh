@@ -42,12 +42,22 @@ start() {
   host_pid=$HOST_PID
 }
 # Reads lines until one contains $1 (20 s at most per line); prints it.
+# Every line read so far, for the failure message.
+seen=$tmp/seen
 expect() {
   local line
   while IFS= read -r -t 20 line <&"$from_host"; do
+    echo "$line" >>"$seen"
     [[ $line == *"$1"* ]] && { echo "$line"; return 0; }
   done
-  fail "no line with '$1'"
+  local why="end of output"
+  [[ -n $host_pid ]] && kill -0 "$host_pid" 2>/dev/null && why="nothing for 20 s, the host still running"
+  echo "--- the host's output so far:" >&2; cat "$seen" >&2
+  # A host that hangs says where (CI failed here once under ThreadSanitizer).
+  if [[ $why != "end of output" ]] && command -v gdb >/dev/null; then
+    gdb -p "$host_pid" -batch -ex "thread apply all bt" 2>&1 | grep -E '^(Thread|#)' >&2 || true
+  fi
+  fail "no line with '$1' ($why)"
 }
 finish() {
   local status=0
