@@ -32,6 +32,18 @@ class SceneSource;
 
 namespace simsync::examples::host {
 
+// The controller's accessor: its rate in simulated time, name and priority
+// (first at an instant: the sensors have 0). A remote controller announces the
+// same, so the handler orders it the same.
+inline constexpr int kControllerHz = 100;
+inline constexpr const char* kControllerName = "controller_100hz";
+inline constexpr int kControllerPriority = 1;
+
+// The controller's n-th request: its n-th 100 Hz instant while before `end`,
+// then `end` itself (where the final state is recorded), then kSimTimeMax
+// (there is no further request). A remote controller follows it too.
+SimTime controller_instant(std::int64_t n, SimTime end);
+
 // The host's controller, called inside its exclusive access (or by the
 // reference loop): record() adds the world's state to the trajectory hash,
 // act() writes the world, tick() is both; finish() records the state at the end.
