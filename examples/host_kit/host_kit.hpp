@@ -6,7 +6,8 @@
 // no-threads reference loop, the pacer, the clock publisher, the operator
 // (stdin, SIGINT/SIGTERM, --chaos), --trace, --web and the summary ending in
 // `trajectory_hash=<16 hex digits>`. A host supplies its engine (HostEngine)
-// and calls run_host from main. Example code, not library API.
+// and calls run_host from main; offer_remote_controller (remote_options.hpp)
+// adds --remote-controller. Example code, not library API.
 //
 // The trajectory hash is the controller's: the world's exact state at each of
 // its ticks and at the end. It is the same whatever the thread timing, and
@@ -64,8 +65,8 @@ public:
     virtual std::string summary() const = 0;
 };
 
-// A controller in another process (simsync-bullet-host --remote-controller):
-// made after the handler, it registers the controller's accessor itself and
+// A controller in another process (--remote-controller; remote_link.hpp is the
+// one both hosts use, given by offer_remote_controller): made after the handler, it registers the controller's accessor itself and
 // serves it; the kit then runs no controller of its own. Called on main's
 // thread (finish: after the handler stopped).
 class RemoteController {

@@ -233,7 +233,7 @@ int run_remote_controller(const RemoteControllerProgram& program, int argc, char
             const ObservationFrame& o = *observation.value;
             end = o.end;
             if (o.final) {
-                access.release(); // the last access: nothing to push
+                access.release(); // the last access: no command is due
                 break;
             }
             CommandFrame command{.granted = o.granted, .values = program.command(o)};
