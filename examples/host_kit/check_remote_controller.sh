@@ -9,8 +9,10 @@
 #    per run), with sensor threads and host jitter, paced, or with operator chaos
 #    and the engine stepped on the host thread (as check_determinism.sh). Every hash
 #    must equal the reference. EXTRA_HOST_ARGS, if any, make one more spawned run
-#    with them (simsync-mujoco-host: --model FILE, which the host passes on to
-#    the controller it spawns).
+#    with them, against a no-threads reference with them (simsync-mujoco-host:
+#    --model FILE of another model, which the host must pass on to the
+#    controller it spawns: a controller with the default model would refuse
+#    the observations, whose sizes are the other model's).
 # 2. A malformed command is refused by name and never applied: the host waits
 #    (--remote-controller wait) for a controller this script starts with the test
 #    hook --corrupt-command-at 5 (tick 5, 50 ms, gets a command of wire version
@@ -52,7 +54,14 @@ for ((i = 1; i <= total; i++)); do
   seed=$(( (RANDOM << 30) ^ (RANDOM << 15) ^ RANDOM ^ (i << 45) ))
   args=(--duration "$duration" --seed "$seed" --remote-controller spawn --remote-delay-us "$delay"
         --remote-program "$controller" --remote-join-timeout 20)
-  (( i > runs )) && args+=("${extra[@]}")
+  want=$reference
+  if (( i > runs )); then
+    args+=("${extra[@]}")
+    out=$("$host" --no-threads --duration "$duration" "${extra[@]}" </dev/null)
+    want=$(hash_of "$out")
+    [[ -n $want && $want != "$reference" ]] || fail "no other reference hash with ${extra[*]}: $out"
+    echo "reference with ${extra[*]} (no threads): $want"
+  fi
   (( i % 4 == 2 )) && args+=(--sensors threads --jitter-us 200)
   (( i % 4 == 0 )) && args+=(--chaos --host-steps)
   if (( i % 4 == 3 )); then args+=(--scale 2); else args+=(--scale 0); fi
@@ -63,13 +72,13 @@ for ((i = 1; i <= total; i++)); do
   fi
   h=$(hash_of "$out")
   summary=$(grep '^remote controller:' <<<"$out" || true)
-  [[ $h == "$reference" ]] || { cat "$tmp/err" >&2; echo "$out" >&2; fail "run $i (${args[*]}): hash $h, not $reference"; }
+  [[ $h == "$want" ]] || { cat "$tmp/err" >&2; echo "$out" >&2; fail "run $i (${args[*]}): hash $h, not $want"; }
   grep -q " $ticks commands applied, 0 refused" <<<"$summary" || fail "run $i: not $ticks commands applied: $summary"
   grep -q "^$name: done" "$tmp/err" || { cat "$tmp/err" >&2; fail "run $i: the controller did not finish"; }
   echo "run $i ok   $h  ${args[*]}  ($summary)"
 done
 end=$(date +%s.%N)
-printf '%d remote runs in %.1f s, all with the reference hash\n' "$total" "$(echo "$end - $start" | bc)"
+printf '%d remote runs in %.1f s, all with their reference hash\n' "$total" "$(echo "$end - $start" | bc)"
 
 # 2. Corrupted commands, in wait mode: a command of another wire version (the
 #    decoder refuses it), and one for another instant (the host refuses it).
