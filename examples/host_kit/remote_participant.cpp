@@ -118,6 +118,15 @@ int run_remote_controller(const RemoteControllerProgram& program, int argc, char
     const std::uint64_t seed = seed_option ? *seed_option : fresh_seed();
     const std::int64_t corrupt_at = v.count("corrupt-command-at") != 0 ? v["corrupt-command-at"].as<std::int64_t>() : -1;
     const std::string corruption = v["corruption"].as<std::string>();
+    // What the options name must be usable before the host is kept waiting for
+    // us: a model that does not load is a bad option (exit 2), as for the host.
+    WireFormat format;
+    try {
+        if (program.prepare) format = program.prepare(v);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s: %s\n", name, e.what());
+        return 2;
+    }
 
     // SIGINT / SIGTERM: before the join there is nothing to leave (the
     // constructor waits up to --join-timeout and cannot be interrupted), so
@@ -158,7 +167,6 @@ int run_remote_controller(const RemoteControllerProgram& program, int argc, char
                          v["xmit-loss"].as<int>(), domain.extra_xml.c_str());
         }
         if (v.count("security") != 0) domain.security = sd::load_security_file(v["security"].as<std::string>());
-        const WireFormat format = program.prepare ? program.prepare(v) : WireFormat{};
         auto participant = sd::Participant::create(domain);
         sd::RemoteAccessorConfig rc;
         rc.partition = v["partition"].as<std::string>();

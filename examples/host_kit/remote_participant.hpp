@@ -20,10 +20,10 @@
 // (which then ends its run: the controller left early), with its summary;
 // before it has joined, it just exits.
 //
-// Exit status: 0 after the final access; 1 if it could not join, could not
-// prepare (a model that does not load), or refused an observation; 2 bad
-// option; 3 the host stopped the simulation before the end, or SIGINT /
-// SIGTERM ended it. Example code, not library API.
+// Exit status: 0 after the final access; 1 if it could not join or refused an
+// observation; 2 bad option (also what prepare refuses: a model that does not
+// load); 3 the host stopped the simulation before the end, or SIGINT / SIGTERM
+// ended it. Example code, not library API.
 
 #include "command_line.hpp"
 #include "remote_wire.hpp"
@@ -43,7 +43,7 @@ struct RemoteControllerProgram {
     std::function<void(CommandLine&)> add_options;
     std::function<void(const po::variables_map&)> check_options;
     // After the options, before joining: the payloads' format (a MuJoCo model
-    // decides it). @throws std::exception naming what failed (exit 1).
+    // decides it). @throws std::exception naming the option and what failed (exit 2).
     std::function<WireFormat(const po::variables_map&)> prepare;
     // The command for an observation that is not the final one: the control
     // law, run on exactly the values the host sent.
