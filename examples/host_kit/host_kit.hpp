@@ -66,9 +66,10 @@ public:
 };
 
 // A controller in another process (--remote-controller; remote_link.hpp is the
-// one both hosts use, given by offer_remote_controller): made after the handler, it registers the controller's accessor itself and
-// serves it; the kit then runs no controller of its own. Called on main's
-// thread (finish: after the handler stopped).
+// one both hosts use, given by offer_remote_controller): made after the
+// handler, it registers the controller's accessor itself and serves it; the
+// kit then runs no controller of its own. Called on main's thread (finish:
+// after the handler stopped).
 class RemoteController {
 public:
     virtual ~RemoteController() = default;

@@ -83,7 +83,7 @@ int run_remote_controller(const RemoteControllerProgram& program, int argc, char
     const char* name = program.program.c_str();
     int exit_code = 0;
     std::optional<std::uint64_t> seed_option;
-    const auto values = parse_command_line(argc, argv, command_line(program), exit_code, [&](const po::variables_map& v) {
+    const auto check = [&](const po::variables_map& v) {
         if (v["domain"].as<std::uint32_t>() > sd::kMaxDomainId) {
             option_error("domain", "expected 0..232");
         }
@@ -111,12 +111,14 @@ int run_remote_controller(const RemoteControllerProgram& program, int argc, char
         if (v.count("seed") != 0) {
             seed_option = parse_unsigned_option("seed", v["seed"].as<std::string>());
         }
-    });
+    };
+    const auto values = parse_command_line(argc, argv, command_line(program), exit_code, check);
     if (!values) return exit_code;
     const po::variables_map& v = *values;
     const std::int64_t delay_us = v["random-delay-us"].as<std::int64_t>();
     const std::uint64_t seed = seed_option ? *seed_option : fresh_seed();
-    const std::int64_t corrupt_at = v.count("corrupt-command-at") != 0 ? v["corrupt-command-at"].as<std::int64_t>() : -1;
+    const std::int64_t corrupt_at =
+        v.count("corrupt-command-at") != 0 ? v["corrupt-command-at"].as<std::int64_t>() : -1;
     const std::string corruption = v["corruption"].as<std::string>();
     // What the options name must be usable before the host is kept waiting for
     // us: a model that does not load is a bad option (exit 2), as for the host.
@@ -214,7 +216,8 @@ int run_remote_controller(const RemoteControllerProgram& program, int argc, char
                 std::printf("%s: ended by %s before %s s, %llu commands sent, %llu "
                             "observations refused\n", name,
                             signal_name(signals.received()), simsync::format_seconds(at).c_str(),
-                            static_cast<unsigned long long>(commands), static_cast<unsigned long long>(refused.total()));
+                            static_cast<unsigned long long>(commands),
+                            static_cast<unsigned long long>(refused.total()));
                 return 3; // the accessor's destructor leaves the host
             }
             if (!access) {

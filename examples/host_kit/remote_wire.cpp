@@ -129,7 +129,8 @@ std::string WireErrorCounts::text() const
 {
     std::string s;
     for (std::size_t i = 0; i < kWireErrorCount; ++i) {
-        if (by_reason[i] != 0) s += std::string(" ") + to_string(static_cast<WireError>(i)) + "=" + std::to_string(by_reason[i]);
+        if (by_reason[i] == 0) continue;
+        s += std::string(" ") + to_string(static_cast<WireError>(i)) + "=" + std::to_string(by_reason[i]);
     }
     return s;
 }
@@ -182,7 +183,8 @@ WireDecoded<CommandFrame> decode_command(const WireFormat& format, std::span<con
     });
 }
 
-CommandVerdict accept_command(const WireFormat& format, SimTime granted, bool final, std::span<const std::uint8_t> bytes)
+CommandVerdict accept_command(const WireFormat& format, SimTime granted, bool final,
+                              std::span<const std::uint8_t> bytes)
 {
     CommandVerdict v;
     if (final) {
