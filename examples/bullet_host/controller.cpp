@@ -4,18 +4,6 @@
 
 namespace simsync::examples::bullet_host {
 
-SimTime nth_instant(int rate_hz, std::int64_t n)
-{
-    return SimTime{SimDuration{n * 1'000'000'000 / rate_hz}};
-}
-
-SimTime controller_instant(std::int64_t n, SimTime end)
-{
-    const SimTime at = nth_instant(kControllerHz, n);
-    if (at < end) return at;
-    return n > 0 && nth_instant(kControllerHz, n - 1) >= end ? kSimTimeMax : end;
-}
-
 sb::Vec3 push_impulse(const PushObservation& observation)
 {
     const sb::BodyState& s = observation.state;

@@ -6,8 +6,8 @@
 //     Controller::tick inside its exclusive access;
 //   - in another process: simsync-remote-controller computes push_impulse from
 //     the observation the host sent with the grant (controller_wire.hpp), and the
-//     host applies the impulse it sends back inside the same access
-//     (remote_link.hpp).
+//     host applies the impulse it sends back inside the same access (the host
+//     kit's remote_link.hpp).
 // Example code, not library API.
 
 #include <simsync/bullet/bullet.hpp>
@@ -19,21 +19,9 @@ namespace simsync::examples::bullet_host {
 
 namespace sb = simsync::bullet;
 
-// The controller's rate, in simulated time.
-inline constexpr int kControllerHz = 100;
-// Its accessor's name and priority (first at an instant: the sensors have 0).
-// A remote controller announces the same, so the handler orders it the same.
-inline constexpr const char* kControllerName = "controller_100hz";
-inline constexpr int kControllerPriority = 1;
-
-// The n-th instant of a periodic participant at `rate_hz`, in exact integer
-// nanoseconds.
-SimTime nth_instant(int rate_hz, std::int64_t n);
-
-// The controller's n-th request: its n-th 100 Hz instant while before `end`,
-// then `end` itself (where the final state is recorded), then kSimTimeMax
-// (there is no further request). A sensor's schedule is nth_instant alone.
-SimTime controller_instant(std::int64_t n, SimTime end);
+// The controller's rate, name, priority and schedule are the host kit's
+// (host_kit.hpp: kControllerHz, kControllerName, controller_instant), shared
+// with the MuJoCo host and with every remote controller.
 
 // What the controller reads: the state and mass of the body it pushes.
 struct PushObservation {

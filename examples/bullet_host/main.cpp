@@ -10,12 +10,13 @@
 // thread steps Bullet itself and applies the same controller at the same instants.
 //
 // --remote-controller runs the controller in another process,
-// simsync-remote-controller, over Cyclone DDS (remote_link.hpp): the host sends
-// box_0's state with each of its grants and applies the impulse it sends back
-// inside the same access, so the hash is the in-process one, bit for bit.
+// simsync-remote-controller, over Cyclone DDS (the host kit's remote_link.hpp):
+// the host sends box_0's state with each of its grants and applies the impulse
+// it sends back inside the same access, so the hash is the in-process one.
 
 #include "controller.hpp"
 #include "host_kit.hpp"
+#include "controller_wire.hpp"
 #include "remote_options.hpp"
 
 #include <simsync/bullet/bullet.hpp>
@@ -59,6 +60,7 @@ public:
         return text;
     }
     bh::Controller& inner() { return inner_; }
+    const bh::Controller& inner() const { return inner_; }
 
 private:
     static const sb::BulletWorld& as_bullet(const simsync::World& w) { return dynamic_cast<const sb::BulletWorld&>(w); }
@@ -81,39 +83,46 @@ std::string read_sensor(const simsync::World& world)
     return text;
 }
 
-// What the engine's functions share: the scene of the run (for the web console)
-// and the remote controller's options, made once (a spawned one's tag is random).
-struct State {
-    sb::SceneDescription scene;
-    bool remote_resolved = false;
-    std::optional<bh::RemoteControllerOptions> remote;
-    const std::optional<bh::RemoteControllerOptions>& remote_of(const po::variables_map& v)
-    {
-        if (!remote_resolved) remote = bh::remote_options(v), remote_resolved = true;
-        return remote;
-    }
-};
+// The Bullet host's remote controller: the pushed body's state out, the impulse
+// back (controller_wire.hpp), applied where the in-process controller pushes.
+host::RemoteProtocol remote_protocol()
+{
+    host::RemoteProtocol p;
+    p.host_program = "simsync-bullet-host";
+    p.controller_program = "simsync-remote-controller";
+    p.format = [](const simsync::World&) { return bh::kBulletWire; };
+    p.observe = [](const host::Controller& c, const simsync::World& world, host::ObservationFrame& frame) {
+        const auto& pusher = dynamic_cast<const PushController&>(c).inner();
+        const host::ObservationFrame full =
+            bh::to_frame({.body = pusher.observe(dynamic_cast<const sb::BulletWorld&>(world))});
+        frame.flags = full.flags;
+        frame.values = full.values;
+    };
+    p.apply = [](host::Controller& c, simsync::World& world, const std::vector<double>& impulse) {
+        dynamic_cast<PushController&>(c).inner().apply(dynamic_cast<sb::BulletWorld&>(world),
+                                                       {impulse[0], impulse[1], impulse[2]});
+    };
+    return p;
+}
 
 host::HostEngine engine()
 {
-    auto state = std::make_shared<State>();
+    // The scene of the run, for the web console.
+    auto scene = std::make_shared<sb::SceneDescription>();
     host::HostEngine e;
     e.program = "simsync-bullet-host";
     e.summary = "A Bullet world behind a SimSyncHandler: a controller and three sensors on one simulated clock;\n"
                 "prints trajectory_hash=<16 hex digits>, the same for every thread timing.";
-    e.synopsis_tail = bh::kRemoteSynopsis;
-    e.add_options = bh::add_remote_options;
-    e.check_options = bh::check_remote_options;
     e.default_scenario = kDefaultScenario;
     e.world_type = sb::kWorldType;
     e.validate_world = [](const simsync::ConfigNode& world) { (void)sb::scene_from_config(world); };
-    e.make_world = [state](const simsync::ConfigNode* world, const po::variables_map&) -> std::unique_ptr<simsync::World> {
-        state->scene = world ? sb::scene_from_config(*world) : sb::default_scene();
+    e.make_world = [scene](const simsync::ConfigNode* world, const po::variables_map&) -> std::unique_ptr<simsync::World> {
+        *scene = world ? sb::scene_from_config(*world) : sb::default_scene();
         // The controller pushes the first body; a static or missing one cannot be pushed.
-        if (world && (state->scene.bodies.empty() || !state->scene.bodies.front().mass)) {
+        if (world && (scene->bodies.empty() || !scene->bodies.front().mass)) {
             world->fail("the controller pushes the first body: the scene needs a dynamic one");
         }
-        return std::make_unique<sb::BulletWorld>(state->scene);
+        return std::make_unique<sb::BulletWorld>(*scene);
     };
     e.make_controller = [](const simsync::World&) { return std::make_unique<PushController>(); };
     e.read_sensor = read_sensor;
@@ -121,24 +130,13 @@ host::HostEngine engine()
         return std::to_string(dynamic_cast<const sb::BulletWorld&>(world).body_count()) + " bodies, Bullet " +
                (sb::BulletWorld::double_precision() ? "double" : "float") + " precision";
     };
-    e.plan_line = [state](const po::variables_map& v) {
-        return state->remote_of(v) ? bh::remote_plan_line(*state->remote_of(v)) : std::string();
-    };
 #if SIMSYNC_EXAMPLES_WEB
-    e.make_scene = [state](const simsync::World&) {
+    e.make_scene = [scene](const simsync::World&) {
         // The controller pushes the first body: drawn in a colour of its own.
-        return std::make_shared<const simsync::examples::BulletScene>(state->scene, std::vector<sb::BodyIndex>{0});
+        return std::make_shared<const simsync::examples::BulletScene>(*scene, std::vector<sb::BodyIndex>{0});
     };
 #endif
-#if SIMSYNC_BULLET_HOST_REMOTE
-    e.wants_remote = [state](const po::variables_map& v) { return state->remote_of(v).has_value(); };
-    e.make_remote = [state](simsync::SimSyncHandler& handler, host::Controller& controller, simsync::SimTime end,
-                            std::uint64_t seed, const po::variables_map& v) {
-        bh::RemoteControllerOptions options = *state->remote_of(v);
-        options.seed = seed;
-        return bh::make_remote_controller(handler, dynamic_cast<PushController&>(controller).inner(), end, options);
-    };
-#endif
+    host::offer_remote_controller(e, remote_protocol());
     return e;
 }
 

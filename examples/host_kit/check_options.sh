@@ -3,7 +3,8 @@
 # --help lists them (exit 0); a bad value, an unknown option or a bad
 # combination is named on stderr and exits 2 before any run; --trace writes a
 # wait and a hold slice per access; --scale 0 runs unpaced, --scale 4 paces at
-# 4x; inline and threaded sensors give one hash. Each host adds its own options'
+# 4x; inline and threaded sensors give one hash; the --remote-* options are
+# listed and their errors named. Each host adds its own options'
 # checks in its own check_options.sh.
 #
 # usage: check_options.sh HOST
@@ -30,6 +31,14 @@ expect_error "--ros2-clock: " --ros2-clock 300
 expect_error "--ros2-network: only with --ros2-clock" --ros2-network loopback
 # With the web adapter: not with --no-threads; without: this build has none. Either way it names --web.
 expect_error "--web: " --web 0 --no-threads
+# The controller in another process (remote_options.hpp).
+expect_help --remote-controller --remote-domain --remote-network --remote-tag --remote-partition --remote-delay-us \
+            --remote-program --remote-join-timeout --remote-security --remote-controller-security
+expect_error "--remote-domain: expected an unsigned integer in [0, 4294967295], got 'x'" --remote-controller spawn --remote-domain x
+expect_error "--remote-tag: only with --remote-controller" --remote-tag x
+expect_error "--remote-domain: only with --remote-controller" --remote-domain 5
+# Without the dds adapter the message says so instead; either way it names the option.
+expect_error "--remote-controller: " --remote-controller fibres
 printf 'accessors:\n  - {name: x, rate: 10}\n' >"$tmp/accessors.yaml"
 expect_error "runs its own controller and sensors; remove this" --config "$tmp/accessors.yaml"
 

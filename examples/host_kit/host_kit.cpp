@@ -28,10 +28,6 @@ namespace simsync::examples::host {
 
 namespace {
 
-constexpr int kControllerHz = 100;
-constexpr const char* kControllerName = "controller_100hz";
-constexpr int kControllerPriority = 1; // first at an instant: the sensors have 0
-
 struct Options {
     std::string config_file;
     std::string trace_file;
@@ -664,6 +660,8 @@ void print_summary(const Options& options, const HostSetup& setup, const RunResu
 }
 
 } // namespace
+
+SimTime controller_instant(std::int64_t n, SimTime end) { return instant(kControllerHz, n, end, true); }
 
 int run_host(const HostEngine& engine, int argc, char** argv)
 {

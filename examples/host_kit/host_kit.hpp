@@ -6,7 +6,8 @@
 // no-threads reference loop, the pacer, the clock publisher, the operator
 // (stdin, SIGINT/SIGTERM, --chaos), --trace, --web and the summary ending in
 // `trajectory_hash=<16 hex digits>`. A host supplies its engine (HostEngine)
-// and calls run_host from main. Example code, not library API.
+// and calls run_host from main; offer_remote_controller (remote_options.hpp)
+// adds --remote-controller. Example code, not library API.
 //
 // The trajectory hash is the controller's: the world's exact state at each of
 // its ticks and at the end. It is the same whatever the thread timing, and
@@ -32,6 +33,18 @@ class SceneSource;
 
 namespace simsync::examples::host {
 
+// The controller's accessor: its rate in simulated time, name and priority
+// (first at an instant: the sensors have 0). A remote controller announces the
+// same, so the handler orders it the same.
+inline constexpr int kControllerHz = 100;
+inline constexpr const char* kControllerName = "controller_100hz";
+inline constexpr int kControllerPriority = 1;
+
+// The controller's n-th request: its n-th 100 Hz instant while before `end`,
+// then `end` itself (where the final state is recorded), then kSimTimeMax
+// (there is no further request). A remote controller follows it too.
+SimTime controller_instant(std::int64_t n, SimTime end);
+
 // The host's controller, called inside its exclusive access (or by the
 // reference loop): record() adds the world's state to the trajectory hash,
 // act() writes the world, tick() is both; finish() records the state at the end.
@@ -52,10 +65,11 @@ public:
     virtual std::string summary() const = 0;
 };
 
-// A controller in another process (simsync-bullet-host --remote-controller):
-// made after the handler, it registers the controller's accessor itself and
-// serves it; the kit then runs no controller of its own. Called on main's
-// thread (finish: after the handler stopped).
+// A controller in another process (--remote-controller; remote_link.hpp is the
+// one both hosts use, given by offer_remote_controller): made after the
+// handler, it registers the controller's accessor itself and serves it; the
+// kit then runs no controller of its own. Called on main's thread (finish:
+// after the handler stopped).
 class RemoteController {
 public:
     virtual ~RemoteController() = default;

@@ -2,9 +2,10 @@
 # simsync-mujoco-host's own option and scenario, beyond the host kit's
 # (host_kit/check_options.sh): --model listed; a bad model or scenario named on
 # stderr (exit 2, no run); a scenario's world.model read relative to the file
-# and its timestep made the handler's step.
+# and its timestep made the handler's step. With CONTROLLER, the remote
+# controller's --model too: a bad one named, exit 2, before it waits for a host.
 #
-# usage: check_options.sh HOST
+# usage: check_options.sh HOST [CONTROLLER]
 set -euo pipefail
 host=$1
 source "$(dirname "$0")/../host_kit/check_lib.sh"
@@ -39,4 +40,11 @@ out=$(cd / && "$host" --config "$tmp/ball.yaml" --duration 0.1 </dev/null) || fa
 grep -q "ball.xml: 1 bodies, 0 actuators" <<<"$out" || fail "the scenario's model was not loaded: $(head -1 <<<"$out")"
 grep -q "dt 0.002000000 s" <<<"$out" || fail "the handler's step is not the model's 2 ms: $(head -1 <<<"$out")"
 
+if [[ -n ${2:-} ]]; then
+  host=$2
+  expect_help --model
+  expect_error "--model: MujocoWorld: cannot load the model '$tmp/none.xml'" --model "$tmp/none.xml" --join-timeout 600
+  expect_error "--model: MujocoWorld: cannot load the model '$tmp/typo.xml'" --model "$tmp/typo.xml" --join-timeout 600
+  host=$1
+fi
 echo ok

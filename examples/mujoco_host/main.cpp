@@ -13,10 +13,17 @@
 // handler's step is the model's opt.timestep; a scenario whose handler.step
 // differs is refused, naming both.
 // --help lists every option; they mean what they mean for simsync-bullet-host.
+//
+// --remote-controller runs the controller in another process,
+// simsync-mujoco-remote-controller, over Cyclone DDS (the host kit's
+// remote_link.hpp): the host sends MuJoCo's time, qpos and qvel with each of
+// its grants and writes the ctrl it sends back inside the same access
+// (arm_wire.hpp), so the hash is the in-process one, bit for bit.
 
-#include "arm_controller.hpp"
+#include "arm_host_controller.hpp"
 #include "embedded_model.hpp"
 #include "host_kit.hpp"
+#include "remote_options.hpp"
 
 #include <simsync/mujoco/mujoco.hpp>
 
@@ -33,41 +40,6 @@ namespace mh = simsync::examples::mujoco_host;
 namespace po = simsync::examples::po;
 using simsync::mujoco::MujocoWorld;
 
-// The control law (arm_controller.hpp) in the controller's exclusive access.
-class ArmController final : public host::Controller {
-public:
-    void record(const simsync::World& world) override { as_mujoco(world).hash_state(hash_); }
-    void act(simsync::World& world) override
-    {
-        auto& w = dynamic_cast<MujocoWorld&>(world);
-        mh::control(w.model(), w.data());
-        ++writes_;
-    }
-    void finish(const simsync::World& world) override
-    {
-        record(world);
-        const mjData& d = as_mujoco(world).data();
-        last_ctrl_.assign(d.ctrl, d.ctrl + as_mujoco(world).model().nu);
-    }
-    const simsync::TrajectoryHash& hash() const override { return hash_; }
-    std::string summary() const override
-    {
-        std::string s = "ctrl writes " + std::to_string(writes_) + ", last ctrl (";
-        char value[32];
-        for (std::size_t i = 0; i < last_ctrl_.size() && i < 4; ++i) {
-            std::snprintf(value, sizeof value, "%s%.3f", i == 0 ? "" : ", ", last_ctrl_[i]);
-            s += value;
-        }
-        return s + (last_ctrl_.size() > 4 ? ", ...)" : ")");
-    }
-
-private:
-    static const MujocoWorld& as_mujoco(const simsync::World& world) { return dynamic_cast<const MujocoWorld&>(world); }
-    simsync::TrajectoryHash hash_;
-    std::uint64_t writes_ = 0;
-    std::vector<double> last_ctrl_;
-};
-
 // What a sensor reads (const: it may not write): the mean height of the bodies
 // other than the world, and the number of contacts, as mj_step computed them
 // (of the state before its last integration: MujocoWorld's header says why).
@@ -82,9 +54,14 @@ std::string read_sensor(const simsync::World& world)
     return text;
 }
 
-std::unique_ptr<simsync::World> make_world(const simsync::ConfigNode* world, const po::variables_map& options)
+// The model file of the run ("" = the arm compiled in), which a spawned remote
+// controller loads too.
+std::unique_ptr<simsync::World> make_world(const simsync::ConfigNode* world, const po::variables_map& options,
+                                           std::string& model_file)
 {
+    model_file.clear();
     if (options.count("model") != 0) {
+        model_file = options["model"].as<std::string>();
         try {
             return std::make_unique<MujocoWorld>(simsync::mujoco::MjcfFile{options["model"].as<std::string>()});
         } catch (const simsync::Error& e) {
@@ -96,8 +73,9 @@ std::unique_ptr<simsync::World> make_world(const simsync::ConfigNode* world, con
         const simsync::ConfigNode node = world->at("model");
         const std::filesystem::path path =
             std::filesystem::path(node.file()).parent_path() / std::filesystem::path(node.as_string());
+        model_file = path.lexically_normal().string();
         try {
-            return std::make_unique<MujocoWorld>(simsync::mujoco::MjcfFile{path.lexically_normal().string()});
+            return std::make_unique<MujocoWorld>(simsync::mujoco::MjcfFile{model_file});
         } catch (const simsync::Error& e) {
             node.fail(e.what());
         }
@@ -107,6 +85,7 @@ std::unique_ptr<simsync::World> make_world(const simsync::ConfigNode* world, con
 
 host::HostEngine engine()
 {
+    auto model_file = std::make_shared<std::string>();
     host::HostEngine e;
     e.program = "simsync-mujoco-host";
     e.summary = "A MuJoCo model behind a SimSyncHandler: a controller and three sensors on one simulated clock;\n"
@@ -123,13 +102,15 @@ host::HostEngine engine()
         world.allow_only({"type", "model"});
         if (auto model = world.find("model"); model && model->as_string().empty()) model->fail("an empty path");
     };
-    e.make_world = make_world;
+    e.make_world = [model_file](const simsync::ConfigNode* world, const po::variables_map& options) {
+        return make_world(world, options, *model_file);
+    };
     e.world_step = [](const simsync::World& world, std::optional<simsync::SimDuration> configured) {
         const auto& w = dynamic_cast<const MujocoWorld&>(world);
         if (configured) w.check_step(*configured);
         return std::optional<simsync::SimDuration>(w.timestep());
     };
-    e.make_controller = [](const simsync::World&) { return std::make_unique<ArmController>(); };
+    e.make_controller = [](const simsync::World&) { return std::make_unique<mh::ArmController>(); };
     e.read_sensor = read_sensor;
     e.describe = [](const simsync::World& world) {
         const auto& w = dynamic_cast<const MujocoWorld&>(world);
@@ -141,6 +122,7 @@ host::HostEngine engine()
         return std::make_shared<const mh::MujocoScene>(dynamic_cast<const MujocoWorld&>(world).model());
     };
 #endif
+    host::offer_remote_controller(e, mh::arm_remote_protocol(model_file));
     return e;
 }
 

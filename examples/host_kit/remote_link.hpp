@@ -1,40 +1,61 @@
 #pragma once
-// simsync-bullet-host --remote-controller: the host's side of a controller in
-// another process (simsync-remote-controller), over Cyclone DDS through the dds
-// adapter's Bridge (docs/remote.md).
+// A host's --remote-controller (the host kit's): the host's side of a
+// controller in another process, over Cyclone DDS through the dds adapter's
+// Bridge (docs/remote.md). simsync-bullet-host and simsync-mujoco-host use it
+// with their own RemoteProtocol (what the observation holds, how a command is
+// applied, which program the controller is).
 //
 // The remote controller is one lockstep, exclusive accessor of the host's
 // handler, registered by the Bridge under the in-process controller's name and
-// priority, with its first request at 0: the handler orders it exactly as the
-// in-process controller. Inside each of its accesses, at the granted instant:
+// priority (kControllerName, kControllerPriority), with its first request at
+// 0: the handler orders it exactly as the in-process controller. Inside each
+// of its accesses, at the granted instant:
 //   - grant: the host records the trajectory hash (Controller::record, or
-//     Controller::finish at the end) and sends the pushed body's observation
-//     (controller_wire.hpp);
-//   - release: the host decodes the command and applies its impulse
-//     (Controller::apply), where the in-process controller pushes. A refused
+//     Controller::finish at the end) and sends the observation
+//     (RemoteProtocol::observe, in the frame of remote_wire.hpp);
+//   - release: the host decodes the command and applies it
+//     (RemoteProtocol::apply), where the in-process controller acts. A refused
 //     command (a named WireError) is counted and never applied.
 // So the trajectory hash is the in-process one, bit for bit, whatever the
 // delays of the other process.
 //
-// Built only with the dds adapter (SIMSYNC_BULLET_HOST_REMOTE); this header
-// needs none of it. Example code, not library API.
+// Built only with the dds adapter (SIMSYNC_HOST_REMOTE); this header needs none
+// of it. Example code, not library API.
 
-#include "controller.hpp"
-#include "controller_wire.hpp"
+#include "host_kit.hpp"
+#include "remote_wire.hpp"
 
 #include <simsync/handler.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace simsync::examples::bullet_host {
+namespace simsync::examples::host {
+
+// What a host's remote controller is: its program, its payloads and what the
+// host does with them. The functions run inside the controller's access, on
+// the Bridge's loop. A value type.
+struct RemoteProtocol {
+    std::string host_program;       // "simsync-mujoco-host": its messages, a spawned run's tag
+    std::string controller_program; // "simsync-mujoco-remote-controller": spawn runs it from beside the host
+    // The format of the world's payloads (a MuJoCo model's sizes decide it).
+    std::function<WireFormat(const World& world)> format;
+    // The observation's flags and values at the access (after the hash was recorded).
+    std::function<void(const Controller& controller, const World& world, ObservationFrame& observation)> observe;
+    // Applies an accepted command's values (format().command_values of them).
+    std::function<void(Controller& controller, World& world, const std::vector<double>& command)> apply;
+    // Arguments the controller needs besides the link's (the model: --model FILE);
+    // called once the world is made.
+    std::function<std::vector<std::string>()> controller_args;
+};
 
 struct RemoteControllerOptions {
     enum class Mode {
-        spawn, // the host starts simsync-remote-controller as its child
+        spawn, // the host starts the controller program as its child
         wait,  // the host waits for one started by the user
     };
     Mode mode = Mode::spawn;
@@ -42,7 +63,9 @@ struct RemoteControllerOptions {
     bool loopback = true; // else Cyclone's defaults (the network, multicast)
     std::string tag;      // Cyclone discovery tag; "" = none
     std::string partition = "simsync";
-    // spawn: the program, and what the child gets as --random-delay-us / --seed.
+    // What the controller needs besides these (RemoteProtocol::controller_args).
+    std::vector<std::string> controller_args;
+    // spawn: the program (a path), and what the child gets as --random-delay-us / --seed.
     std::string program;
     std::int64_t delay_us = 0;
     std::uint64_t seed = 0;
@@ -94,7 +117,7 @@ public:
     // Creates the Bridge on the domain; spawn: starts the child.
     // @throws std::exception (simsync::Error, std::runtime_error) naming what failed.
     RemoteControllerLink(SimSyncHandler& handler, Controller& controller, SimTime end,
-                         const RemoteControllerOptions& options);
+                         const RemoteControllerOptions& options, RemoteProtocol protocol);
     ~RemoteControllerLink();
     RemoteControllerLink(const RemoteControllerLink&) = delete;
     RemoteControllerLink& operator=(const RemoteControllerLink&) = delete;
@@ -120,4 +143,10 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
-} // namespace simsync::examples::bullet_host
+// The link serving the controller in another process, as the host kit's
+// RemoteController.
+std::unique_ptr<RemoteController> make_remote_controller(SimSyncHandler& handler, Controller& controller, SimTime end,
+                                                         const RemoteControllerOptions& options,
+                                                         RemoteProtocol protocol);
+
+} // namespace simsync::examples::host

@@ -2,21 +2,23 @@
 
 #include "dds_security.hpp"
 
+#include <simsync/error.hpp>
+
 #include <unistd.h>
 
 #include <filesystem>
 #include <random>
 
-namespace simsync::examples::bullet_host {
+namespace simsync::examples::host {
 
-void add_remote_options(CommandLine& cli)
+void add_remote_options(CommandLine& cli, const std::string& controller_program)
 {
     po::options_description remote("remote controller (the controller in another process, over Cyclone DDS)");
     remote.add_options()
         ("remote-controller", po::value<std::string>()->value_name("spawn|wait"),
-         "run the controller in a simsync-remote-controller process instead of a thread: spawn starts it as a "
-         "child (its output goes to stderr); wait prints the command line to start it and waits for it. "
-         "The hash is the in-process controller's")
+         ("run the controller in a " + controller_program + " process instead of a thread: spawn starts it as "
+          "a child (its output goes to stderr); wait prints the command line to start it and waits for it. "
+          "The hash is the in-process controller's").c_str())
         ("remote-domain", po::value<std::uint32_t>()->value_name("ID")->default_value(0),
          "DDS domain id of the remote controller, 0..232")
         ("remote-network", po::value<std::string>()->value_name("NET")->default_value("loopback"),
@@ -30,7 +32,7 @@ void add_remote_options(CommandLine& cli)
          "spawn: the controller sleeps a random 0..MAX us before each request and inside each access "
          "(its --random-delay-us, seeded from --seed)")
         ("remote-program", po::value<std::string>()->value_name("PATH"),
-         "spawn: the controller program (default: simsync-remote-controller beside this program)")
+         ("spawn: the controller program (default: " + controller_program + " beside this program)").c_str())
         ("remote-join-timeout", po::value<double>()->value_name("SECONDS")->default_value(30.0),
          "how long to wait for the controller to join");
     add_dds_security_option(remote, "remote-security", "DDS Security for the host's Bridge");
@@ -57,7 +59,7 @@ void check_remote_options(const po::variables_map& v)
         if (!v[name].defaulted() && !remote) option_error(name, "only with --remote-controller");
     }
     if (!remote) return;
-#if !SIMSYNC_BULLET_HOST_REMOTE
+#if !SIMSYNC_HOST_REMOTE
     option_error("remote-controller", "this program was built without the dds adapter (Cyclone DDS was not found at "
                                       "configure time; scripts/setup-deps installs it)");
 #endif
@@ -106,7 +108,7 @@ void check_remote_options(const po::variables_map& v)
     }
 }
 
-std::optional<RemoteControllerOptions> remote_options(const po::variables_map& v)
+std::optional<RemoteControllerOptions> remote_options(const po::variables_map& v, const RemoteProtocol& protocol)
 {
     if (v.count("remote-controller") == 0) return std::nullopt;
     RemoteControllerOptions r;
@@ -125,7 +127,7 @@ std::optional<RemoteControllerOptions> remote_options(const po::variables_map& v
         r.tag = v["remote-tag"].as<std::string>();
     } else if (r.mode == RemoteControllerOptions::Mode::spawn) {
         std::random_device device;
-        r.tag = "simsync-bullet-host-" + std::to_string(::getpid()) + "-" + std::to_string(device());
+        r.tag = protocol.host_program + "-" + std::to_string(::getpid()) + "-" + std::to_string(device());
     }
     if (v.count("remote-program") != 0) {
         r.program = v["remote-program"].as<std::string>();
@@ -133,7 +135,7 @@ std::optional<RemoteControllerOptions> remote_options(const po::variables_map& v
         // Beside this program (the build tree, or the install's bin/).
         std::error_code ec;
         const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-        r.program = ec ? "simsync-remote-controller" : (self.parent_path() / "simsync-remote-controller").string();
+        r.program = ec ? protocol.controller_program : (self.parent_path() / protocol.controller_program).string();
     }
     return r;
 }
@@ -148,4 +150,52 @@ std::string remote_plan_line(const RemoteControllerOptions& ro)
     return line;
 }
 
-} // namespace simsync::examples::bullet_host
+namespace {
+// What the engine's functions share: the remote controller's options, made
+// once (a spawned one's tag is random).
+struct RemoteState {
+    RemoteProtocol protocol;
+    bool resolved = false;
+    std::optional<RemoteControllerOptions> options;
+    const std::optional<RemoteControllerOptions>& of(const po::variables_map& v)
+    {
+        if (!resolved) options = remote_options(v, protocol), resolved = true;
+        return options;
+    }
+};
+} // namespace
+
+void offer_remote_controller(HostEngine& e, RemoteProtocol protocol)
+{
+    auto state = std::make_shared<RemoteState>();
+    state->protocol = std::move(protocol);
+    e.synopsis_tail += kRemoteSynopsis;
+    e.add_options = [own = e.add_options, program = state->protocol.controller_program](CommandLine& cli) {
+        if (own) own(cli);
+        add_remote_options(cli, program);
+    };
+    e.check_options = [own = e.check_options](const po::variables_map& v) {
+        if (own) own(v);
+        check_remote_options(v);
+    };
+    e.plan_line = [state, own = e.plan_line](const po::variables_map& v) {
+        std::string line = own ? own(v) : std::string();
+        if (!state->of(v)) return line;
+        return line + (line.empty() ? "" : "\n") + remote_plan_line(*state->of(v));
+    };
+    e.wants_remote = [state](const po::variables_map& v) { return state->of(v).has_value(); };
+    e.make_remote = [state](SimSyncHandler& handler, Controller& controller, SimTime end, std::uint64_t seed,
+                            const po::variables_map& v) -> std::unique_ptr<RemoteController> {
+#if SIMSYNC_HOST_REMOTE
+        RemoteControllerOptions options = *state->of(v);
+        options.seed = seed;
+        if (state->protocol.controller_args) options.controller_args = state->protocol.controller_args();
+        return make_remote_controller(handler, controller, end, options, state->protocol);
+#else
+        (void)handler, (void)controller, (void)end, (void)seed, (void)v;
+        throw Error(errc::invalid_argument, "--remote-controller: built without the dds adapter");
+#endif
+    };
+}
+
+} // namespace simsync::examples::host

@@ -1,8 +1,5 @@
 #include "remote_link.hpp"
 
-#include "remote_options.hpp"
-
-#include <simsync/bullet/bullet.hpp>
 #include <simsync/dds/bridge.hpp>
 #include <simsync/dds/domain.hpp>
 #include <simsync/dds/scenario.hpp>
@@ -26,7 +23,7 @@
 
 extern char** environ;
 
-namespace simsync::examples::bullet_host {
+namespace simsync::examples::host {
 
 namespace sd = simsync::dds;
 using namespace std::chrono_literals;
@@ -42,10 +39,10 @@ std::string seconds_text(double s)
 
 std::vector<std::string> remote_controller_command(const RemoteControllerOptions& o)
 {
-    std::vector<std::string> argv{o.program.empty() ? std::string("simsync-remote-controller") : o.program,
-                                  "--domain", std::to_string(o.domain),
+    std::vector<std::string> argv{o.program, "--domain", std::to_string(o.domain),
                                   "--network", o.loopback ? "loopback" : "system",
                                   "--partition", o.partition};
+    argv.insert(argv.end(), o.controller_args.begin(), o.controller_args.end());
     if (!o.tag.empty()) argv.insert(argv.end(), {"--tag", o.tag});
     if (o.xmit_loss_per_mille > 0) argv.insert(argv.end(), {"--xmit-loss", std::to_string(o.xmit_loss_per_mille)});
     if (o.lease_s > 0) argv.insert(argv.end(), {"--lease", seconds_text(o.lease_s)});
@@ -66,6 +63,7 @@ struct RemoteControllerLink::Impl {
     Controller& controller;
     SimTime end;
     RemoteControllerOptions options;
+    RemoteProtocol protocol;
 
     mutable std::mutex mutex;
     std::condition_variable cv;
@@ -84,8 +82,8 @@ struct RemoteControllerLink::Impl {
     Subscription stop_events;
     std::unique_ptr<sd::Bridge> bridge;
 
-    Impl(SimSyncHandler& h, Controller& c, SimTime e, const RemoteControllerOptions& o)
-        : handler(h), controller(c), end(e), options(o)
+    Impl(SimSyncHandler& h, Controller& c, SimTime e, const RemoteControllerOptions& o, RemoteProtocol p)
+        : handler(h), controller(c), end(e), options(o), protocol(std::move(p))
     {
     }
 
@@ -93,18 +91,19 @@ struct RemoteControllerLink::Impl {
     std::vector<std::uint8_t> grant(const sd::RemoteParticipantInfo& who, Access& access)
     {
         if (who.name != kControllerName) return {}; // not ours: it gets no observation
-        auto& world = access.world_as<sb::BulletWorld>();
+        const World& world = access.world();
         const SimTime t = access.granted_time();
-        const bool final = t >= end;
-        if (final) {
+        ObservationFrame observation{.granted = t, .end = end, .final = t >= end, .flags = 0, .values = {}};
+        if (observation.final) {
             controller.finish(world);
         } else {
             controller.record(world);
         }
+        protocol.observe(controller, world, observation);
         std::lock_guard<std::mutex> g(mutex);
         ++stats.grants;
         stats.last_grant = t;
-        return encode(Observation{.granted = t, .end = end, .final = final, .body = controller.observe(world)});
+        return encode(protocol.format(world), observation);
     }
 
     // Called inside the controller's access, on the Bridge's loop, just before
@@ -114,25 +113,13 @@ struct RemoteControllerLink::Impl {
         if (who.name != kControllerName) return;
         const SimTime t = access.granted_time();
         const bool final = t >= end;
-        std::optional<WireError> error;
-        std::optional<Command> command;
-        if (final) {
-            if (!bytes.empty()) error = WireError::unexpected_command;
-        } else if (bytes.empty()) {
-            error = WireError::missing_command;
-        } else if (WireDecoded<Command> d = decode_command(bytes); !d) {
-            error = d.error;
-        } else if (d.value->granted != t) {
-            error = WireError::stale_command;
-        } else {
-            command = d.value;
-        }
-        if (command) controller.apply(access.world_as<sb::BulletWorld>(), command->impulse);
+        const CommandVerdict verdict = accept_command(protocol.format(access.world()), t, final, bytes);
+        if (verdict.command) protocol.apply(controller, access.world(), verdict.command->values);
         std::lock_guard<std::mutex> g(mutex);
-        if (command) ++stats.commands;
-        if (error) {
+        if (verdict.command) ++stats.commands;
+        if (const std::optional<WireError> error = verdict.refused) {
             stats.refused.add(*error);
-            std::fprintf(stderr, "simsync-bullet-host: remote controller: command at %s s refused: %s\n",
+            std::fprintf(stderr, "%s: remote controller: command at %s s refused: %s\n", protocol.host_program.c_str(),
                          format_seconds(t).c_str(), to_string(*error));
             if (stats.first_refusal.empty()) {
                 stats.first_refusal = "at " + format_seconds(t) + " s: " + to_string(*error);
@@ -207,8 +194,8 @@ struct RemoteControllerLink::Impl {
 };
 
 RemoteControllerLink::RemoteControllerLink(SimSyncHandler& handler, Controller& controller, SimTime end,
-                                           const RemoteControllerOptions& options)
-    : impl_(std::make_unique<Impl>(handler, controller, end, options))
+                                           const RemoteControllerOptions& options, RemoteProtocol protocol)
+    : impl_(std::make_unique<Impl>(handler, controller, end, options, std::move(protocol)))
 {
     Impl& m = *impl_;
     m.stop_events = handler.subscribe([&m](const HandlerEvent& e) {
@@ -222,8 +209,8 @@ RemoteControllerLink::RemoteControllerLink(SimSyncHandler& handler, Controller& 
     domain.tag = options.tag;
     if (options.xmit_loss_per_mille > 0) {
         domain.extra_xml = xmit_loss_xml(options.xmit_loss_per_mille);
-        std::fprintf(stderr, "simsync-bullet-host: fault injection: Cyclone DDS drops %d of every 1000 packets it sends (%s)\n",
-                     options.xmit_loss_per_mille, domain.extra_xml.c_str());
+        std::fprintf(stderr, "%s: fault injection: Cyclone DDS drops %d of every 1000 packets it sends (%s)\n",
+                     m.protocol.host_program.c_str(), options.xmit_loss_per_mille, domain.extra_xml.c_str());
     }
     if (!options.security.empty()) domain.security = sd::load_security_file(options.security);
     sd::BridgeConfig bc;
@@ -310,10 +297,12 @@ namespace {
 
 // The link as the host kit's remote controller: what the host prints about it
 // and how its stats become the run's outcome.
-class RemoteHost final : public host::RemoteController {
+class RemoteHost final : public RemoteController {
 public:
-    RemoteHost(SimSyncHandler& handler, Controller& controller, SimTime end, const RemoteControllerOptions& options)
-        : link_(handler, controller, end, options)
+    RemoteHost(SimSyncHandler& handler, Controller& controller, SimTime end, const RemoteControllerOptions& options,
+               RemoteProtocol protocol)
+        : controller_program_(protocol.controller_program),
+          link_(handler, controller, end, options, std::move(protocol))
     {
         if (options.mode == RemoteControllerOptions::Mode::wait) {
             std::string command;
@@ -335,7 +324,7 @@ public:
         Outcome out{.grants = rs.grants, .last_grant = rs.last_grant, .summary = {}, .failure = kit_failure};
         if (!out.failure.empty() && rs.child_status) {
             const int st = *rs.child_status;
-            out.failure = "simsync-remote-controller " +
+            out.failure = controller_program_ + " " +
                           (st > 128 ? "was killed by signal " + std::to_string(st - 128)
                                     : "exited with status " + std::to_string(st)) +
                           " before the end of the run";
@@ -344,16 +333,12 @@ public:
             out.failure = std::to_string(rs.refused.total()) + " command(s) refused, the first " + rs.first_refusal;
         }
         if (out.failure.empty() && !quit && rs.child_status && *rs.child_status != 0) {
-            out.failure = "simsync-remote-controller exited with status " + std::to_string(*rs.child_status);
+            out.failure = controller_program_ + " exited with status " + std::to_string(*rs.child_status);
         }
         out.summary = "remote controller: " + std::to_string(rs.grants) + " observations sent, " +
                       std::to_string(rs.commands) + " commands applied, " + std::to_string(rs.refused.total()) +
                       " refused";
-        for (std::size_t i = 0; i < kWireErrorCount; ++i) {
-            if (rs.refused.by_reason[i] == 0) continue;
-            out.summary += std::string(" ") + to_string(static_cast<WireError>(i)) + "=" +
-                           std::to_string(rs.refused.by_reason[i]);
-        }
+        out.summary += rs.refused.text();
         if (rs.bridge_rejected > 0) {
             out.summary += ", " + std::to_string(rs.bridge_rejected) + " samples dropped by the Bridge";
         }
@@ -361,15 +346,17 @@ public:
     }
 
 private:
+    std::string controller_program_;
     RemoteControllerLink link_;
 };
 
 } // namespace
 
-std::unique_ptr<host::RemoteController> make_remote_controller(SimSyncHandler& handler, Controller& controller,
-                                                              SimTime end, RemoteControllerOptions options)
+std::unique_ptr<RemoteController> make_remote_controller(SimSyncHandler& handler, Controller& controller, SimTime end,
+                                                         const RemoteControllerOptions& options,
+                                                         RemoteProtocol protocol)
 {
-    return std::make_unique<RemoteHost>(handler, controller, end, options);
+    return std::make_unique<RemoteHost>(handler, controller, end, options, std::move(protocol));
 }
 
-} // namespace simsync::examples::bullet_host
+} // namespace simsync::examples::host

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# simsync-bullet-host --remote-controller over DDS Security (ctest labels:
-# integration, bullet, dds; docs/security.md).
+# A host's --remote-controller over DDS Security (the host kit's, for
+# simsync-bullet-host and simsync-mujoco-host; ctest labels: integration, the
+# engine, dds; docs/security.md).
 #
 # Throwaway CAs and certificates from scripts/make-dds-certs: the host's, the
 # controller's (controller_100hz) and another participant's (camera).

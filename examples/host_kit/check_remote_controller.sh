@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# simsync-bullet-host --remote-controller (ctest labels: integration, bullet, dds).
+# A host's --remote-controller (the host kit's: simsync-bullet-host with
+# simsync-remote-controller, simsync-mujoco-host with
+# simsync-mujoco-remote-controller; ctest labels: integration, the engine, dds).
 #
 # 1. The controller in another process gives the in-process hash, bit for bit:
 #    the no-threads reference, then RUNS runs with --remote-controller spawn, each
 #    with random delays of 0..DELAY_US us in the controller process (a fresh seed
 #    per run), with sensor threads and host jitter, paced, or with operator chaos
-#    and Bullet stepped on the host thread (as check_determinism.sh). Every hash
-#    must equal the reference.
+#    and the engine stepped on the host thread (as check_determinism.sh). Every hash
+#    must equal the reference. EXTRA_HOST_ARGS, if any, make one more spawned run
+#    with them, against a no-threads reference with them (simsync-mujoco-host:
+#    --model FILE of another model, which the host must pass on to the
+#    controller it spawns: a controller with the default model would refuse
+#    the observations, whose sizes are the other model's).
 # 2. A malformed command is refused by name and never applied: the host waits
 #    (--remote-controller wait) for a controller this script starts with the test
 #    hook --corrupt-command-at 5 (tick 5, 50 ms, gets a command of wire version
@@ -20,13 +26,15 @@
 # Every run has a Cyclone discovery tag of its own (spawn makes one; here:
 # pid and a counter), on the loopback network: parallel runs never meet.
 #
-# usage: check_remote_controller.sh HOST CONTROLLER [RUNS (4)] [DURATION_S (1)] [DELAY_US (500)]
+# usage: check_remote_controller.sh HOST CONTROLLER [RUNS (4)] [DURATION_S (1)] [DELAY_US (500)] [EXTRA_HOST_ARGS...]
 set -euo pipefail
 host=$1
 controller=$2
 runs=${3:-4}
 duration=${4:-1}
 delay=${5:-500}
+extra=("${@:6}")
+name=$(basename "$controller") # how the controller names itself in its output
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -37,11 +45,23 @@ reference=$(hash_of "$out")
 [[ -n $reference ]] || fail "no trajectory_hash in the reference output: $out"
 echo "reference (no threads): $reference"
 
+# The controller's ticks before the end (100 Hz), each of which must be a command applied.
+ticks=$(echo "$duration * 100 / 1" | bc)
 start=$(date +%s.%N)
-for ((i = 1; i <= runs; i++)); do
+total=$runs
+(( ${#extra[@]} > 0 )) && total=$((runs + 1))
+for ((i = 1; i <= total; i++)); do
   seed=$(( (RANDOM << 30) ^ (RANDOM << 15) ^ RANDOM ^ (i << 45) ))
   args=(--duration "$duration" --seed "$seed" --remote-controller spawn --remote-delay-us "$delay"
         --remote-program "$controller" --remote-join-timeout 20)
+  want=$reference
+  if (( i > runs )); then
+    args+=("${extra[@]}")
+    out=$("$host" --no-threads --duration "$duration" "${extra[@]}" </dev/null)
+    want=$(hash_of "$out")
+    [[ -n $want && $want != "$reference" ]] || fail "no other reference hash with ${extra[*]}: $out"
+    echo "reference with ${extra[*]} (no threads): $want"
+  fi
   (( i % 4 == 2 )) && args+=(--sensors threads --jitter-us 200)
   (( i % 4 == 0 )) && args+=(--chaos --host-steps)
   if (( i % 4 == 3 )); then args+=(--scale 2); else args+=(--scale 0); fi
@@ -52,13 +72,13 @@ for ((i = 1; i <= runs; i++)); do
   fi
   h=$(hash_of "$out")
   summary=$(grep '^remote controller:' <<<"$out" || true)
-  [[ $h == "$reference" ]] || { cat "$tmp/err" >&2; echo "$out" >&2; fail "run $i (${args[*]}): hash $h, not $reference"; }
-  grep -q ' 0 refused' <<<"$summary" || fail "run $i: $summary"
-  grep -q '^simsync-remote-controller: done' "$tmp/err" || { cat "$tmp/err" >&2; fail "run $i: the controller did not finish"; }
+  [[ $h == "$want" ]] || { cat "$tmp/err" >&2; echo "$out" >&2; fail "run $i (${args[*]}): hash $h, not $want"; }
+  grep -q " $ticks commands applied, 0 refused" <<<"$summary" || fail "run $i: not $ticks commands applied: $summary"
+  grep -q "^$name: done" "$tmp/err" || { cat "$tmp/err" >&2; fail "run $i: the controller did not finish"; }
   echo "run $i ok   $h  ${args[*]}  ($summary)"
 done
 end=$(date +%s.%N)
-printf '%d remote runs in %.1f s, all with the reference hash\n' "$runs" "$(echo "$end - $start" | bc)"
+printf '%d remote runs in %.1f s, all with their reference hash\n' "$total" "$(echo "$end - $start" | bc)"
 
 # 2. Corrupted commands, in wait mode: a command of another wire version (the
 #    decoder refuses it), and one for another instant (the host refuses it).
@@ -123,7 +143,7 @@ ctl_pid=$!
 # The controller's own word that it joined, not the host's: the host sees the
 # join before the controller's constructor returns, and a SIGTERM in between
 # finds the controller not yet joined (it exits at once, without leaving).
-wait_for_line "$tmp/ctl.out" "simsync-remote-controller: joined as" ||
+wait_for_line "$tmp/ctl.out" "$name: joined as" ||
   { cat "$tmp/host.out" "$tmp/host.err" "$tmp/ctl.out" >&2; fail "no join"; }
 kill -TERM "$ctl_pid"
 ctl_status=0
@@ -133,7 +153,7 @@ wait "$host_pid" || host_status=$?
 show() { echo "--- host stdout"; cat "$tmp/host.out"; echo "--- host stderr"; cat "$tmp/host.err";
          echo "--- controller"; cat "$tmp/ctl.out"; } >&2
 (( ctl_status == 3 )) || { show; fail "SIGTERM once joined: the controller exited $ctl_status, not 3"; }
-grep -qE "^simsync-remote-controller: ended by SIGTERM before [0-9.]+ s, [0-9]+ commands sent" "$tmp/ctl.out" ||
+grep -qE "^$name: ended by SIGTERM before [0-9.]+ s, [0-9]+ commands sent" "$tmp/ctl.out" ||
   { show; fail "no summary from the controller"; }
 (( host_status == 1 )) || { show; fail "the host exited $host_status after its controller left, not 1"; }
 grep -qF "remote controller: it ended before the end of the run" "$tmp/host.err" || { show; fail "the host did not say why"; }
