@@ -25,7 +25,7 @@
 //                            [--trace FILE] [--jitter-us N] [--seed S] [--chaos]
 //                            [--host-steps] [--no-threads] [--sensors inline|threads]
 //                            [--ros2-clock [DOMAIN]] [--ros2-network NET]
-//                            [--web [HOST:]PORT]
+//                            [--web [HOST:]PORT [--web-cert FILE --web-key FILE | --web-insecure]]
 //                            [--remote-controller spawn|wait ...]  (--help lists them)
 //
 // --web serves the live console in a browser: the bodies, the accessors, the
@@ -46,6 +46,7 @@
 #include "ros2_clock.hpp"
 #include "scenario_clock.hpp"
 #include "stop_signals.hpp"
+#include "web_options.hpp"
 
 #include <simsync/asio.hpp>
 #include <simsync/bullet/bullet.hpp>
@@ -120,7 +121,6 @@ struct Options {
     // Test hook (--no-threads only): apply the push of this controller tick one
     // step late, to show that the hash notices a single-step slip.
     std::optional<std::int64_t> slip_tick;
-    std::string web; // "[HOST:]PORT" of the web console ("" = none)
     // --remote-controller: the controller in another process (remote_link.hpp).
     std::optional<bh::RemoteControllerOptions> remote;
 };
@@ -132,7 +132,8 @@ simsync::examples::CommandLine command_line()
     cli.program = "simsync-bullet-host";
     cli.synopsis = "[--config FILE] [--duration DURATION] [--scale X] [--trace FILE]\n"
                    "                           [--jitter-us N] [--seed S] [--chaos] [--host-steps] [--no-threads]\n"
-                   "                           [--sensors inline|threads] [--web [HOST:]PORT]\n"
+                   "                           [--sensors inline|threads]\n"
+                   "                           [--web [HOST:]PORT [--web-cert FILE --web-key FILE | --web-insecure]]\n"
                    "                           [--ros2-clock [DOMAIN]] [--ros2-network NET] [--ros2-security FILE]\n"
                    "                           [--remote-controller spawn|wait [--remote-domain ID] [--remote-network NET]\n"
                    "                            [--remote-tag TAG] [--remote-partition P] [--remote-delay-us MAX]\n"
@@ -162,10 +163,8 @@ simsync::examples::CommandLine command_line()
         ("no-threads", po::bool_switch(), "reference: step Bullet directly, same controller at the same instants")
         ("sensors", po::value<std::string>()->value_name("inline|threads")->default_value("inline"),
          "inline: the sensors run on the thread that steps, right after the step (no thread each);\n"
-         "threads: one thread per sensor. The hash is the same either way")
-        ("web", po::value<std::string>()->value_name("[HOST:]PORT"),
-         "serve the live web console (loopback unless HOST says otherwise; port 0: a free one, the URL is printed; "
-         "a non-loopback HOST requires the printed token for control)");
+         "threads: one thread per sensor. The hash is the same either way");
+    simsync::examples::add_web_options(cli.options);
     simsync::examples::add_ros2_clock_options(cli.options);
     po::options_description remote("remote controller (the controller in another process, over Cyclone DDS)");
     remote.add_options()
@@ -325,17 +324,9 @@ std::optional<Options> parse_options(int argc, char** argv, int& exit_code)
             simsync::examples::option_error("slip-tick", "a test hook of --no-threads");
         }
         check_remote_options(v);
-        if (v.count("web") != 0) {
-#if SIMSYNC_EXAMPLES_WEB
-            try {
-                simsync::web::parse_endpoint(v["web"].as<std::string>());
-            } catch (const simsync::Error& e) {
-                simsync::examples::option_error("web", e.what());
-            }
-            if (v["no-threads"].as<bool>()) simsync::examples::option_error("web", "watches a handler: not with --no-threads");
-#else
-            simsync::examples::option_error("web", "this build has no web console (simsync::web is off)");
-#endif
+        simsync::examples::check_web_options(v, v.count("config") != 0);
+        if (v.count("web") != 0 && v["no-threads"].as<bool>()) {
+            simsync::examples::option_error("web", "watches a handler: not with --no-threads");
         }
     });
     if (!values) return std::nullopt;
@@ -349,7 +340,6 @@ std::optional<Options> parse_options(int argc, char** argv, int& exit_code)
     o.host_steps = v["host-steps"].as<bool>();
     o.inline_sensors = v["sensors"].as<std::string>() == "inline";
     if (v.count("slip-tick") != 0) o.slip_tick = v["slip-tick"].as<std::int64_t>();
-    if (v.count("web") != 0) o.web = v["web"].as<std::string>();
     o.remote = remote_options(v, argv[0]);
     o.values = v;
     return o;
@@ -364,6 +354,9 @@ struct HostSetup {
     simsync::PacerSectionConfig pacer;
     simsync::ClockConfig clock;
     std::string time_source = "sim";
+#if SIMSYNC_EXAMPLES_WEB
+    std::optional<simsync::web::WebConsoleConfig> web; // --web and the scenario's web: section
+#endif
 };
 
 // @throws simsync::ConfigError naming file:line:column and key.
@@ -376,6 +369,7 @@ HostSetup load_setup(const Options& options)
     simsync::ScenarioExtensions extensions;
     sb::register_world_type(extensions);
     simsync::examples::register_ros2_clock_sink(extensions); // clock.sinks[i].ros2
+    simsync::examples::register_web_section(extensions);     // web:
     const simsync::ScenarioConfig cfg = simsync::load_scenario(root, extensions);
     // This host runs its own controller and sensors (the reference loop must
     // know them), so a scenario that lists others would be silently ignored.
@@ -396,6 +390,9 @@ HostSetup load_setup(const Options& options)
     setup.time_source = cfg.time_source;
     simsync::examples::apply_scale_option(options.values, setup.paced, setup.scale);
     if (options.host_steps) setup.handler.step_thread = simsync::StepThread::host;
+#if SIMSYNC_EXAMPLES_WEB
+    setup.web = simsync::examples::web_console_config(options.values, cfg, "simsync-bullet-host");
+#endif
     return setup;
 }
 
@@ -760,19 +757,16 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
     std::optional<simsync::web::GrantTimeline> timeline;
     std::optional<simsync::examples::BulletScene> scene;
     std::optional<simsync::web::WebConsole> web;
-    if (!options.web.empty()) {
+    if (setup.web) {
         timeline.emplace();
         for (Participant& p : participants) p.track = &timeline->add_track(p.name, simsync::to_string(p.mode));
         scene.emplace(setup.scene, std::vector<sb::BodyIndex>{0}); // the controller pushes the first body
-        simsync::web::WebConsoleConfig web_config;
-        web_config.endpoint = simsync::web::parse_endpoint(options.web);
-        web_config.title = "simsync-bullet-host";
         web.emplace(handler,
                     simsync::web::WebConsoleSources{.scale = &scale,
                                                     .pacer = pacer ? &*pacer : nullptr,
                                                     .scene = &*scene,
                                                     .timeline = &*timeline},
-                    web_config);
+                    *setup.web);
         simsync::examples::print_web_console_url(web->url(), web->control_requires_token(), web->endpoint().host);
     }
 #endif
@@ -816,10 +810,15 @@ RunResult run_with_threads(const Options& options, const HostSetup& setup, simsy
     };
     simsync::examples::StopOnSignals signals([&](int) { quit_now(); });
     // The end of input is no quit: the run ends at --duration.
+#if SIMSYNC_EXAMPLES_WEB
+    const bool web_console = setup.web.has_value();
+#else
+    const bool web_console = false;
+#endif
     simsync::examples::OperatorConsole console(handler, scale, quit_now,
                                                {.program = "simsync-bullet-host",
                                                 .start_paused = setup.handler.start_paused,
-                                                .web_console = !options.web.empty()});
+                                                .web_console = web_console});
 
     std::optional<simsync::PacerStats> pacer_stats;
     std::uint64_t clock_messages = 0;
@@ -942,6 +941,9 @@ int main(int argc, char** argv)
     try {
         setup = load_setup(options);
     } catch (const simsync::Error& e) { // ConfigError: file:line:column: key: what
+        std::fprintf(stderr, "simsync-bullet-host: %s\n", e.what());
+        return 2;
+    } catch (const std::invalid_argument& e) { // the web console off loopback without TLS
         std::fprintf(stderr, "simsync-bullet-host: %s\n", e.what());
         return 2;
     }

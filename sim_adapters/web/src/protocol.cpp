@@ -162,20 +162,23 @@ std::optional<IncomingCommand> parse_incoming(std::string_view message, std::str
     if (r.peek() != '{') return fail("not a JSON object");
     r.eat('{');
     IncomingCommand command;
+    std::string type;
     bool has_type = false;
     bool has_text = false;
+    bool has_token = false;
     if (!r.eat('}')) {
         for (;;) {
             std::string key;
             if (!r.string(key)) return fail("not JSON (expected a quoted field name)");
             if (!r.eat(':')) return fail("not JSON (expected ':')");
-            if ((key == "type" && has_type) || (key == "text" && has_text) || (key == "id" && command.id)) {
+            if ((key == "type" && has_type) || (key == "text" && has_text) || (key == "id" && command.id) ||
+                (key == "token" && has_token)) {
                 return fail("field \"" + key + "\" given twice");
             }
             if (key == "type") {
-                std::string type;
-                if (r.next_kind() != Reader::Kind::string || !r.string(type) || type != "command") {
-                    return fail("\"type\" must be \"command\"");
+                if (r.next_kind() != Reader::Kind::string || !r.string(type) ||
+                    (type != "command" && type != "hello" && type != "ping")) {
+                    return fail("\"type\" must be \"hello\", \"command\" or \"ping\"");
                 }
                 has_type = true;
             } else if (key == "id") {
@@ -189,6 +192,13 @@ std::optional<IncomingCommand> parse_incoming(std::string_view message, std::str
                     return fail("\"text\" is longer than " + std::to_string(kMaxCommandText) + " bytes");
                 }
                 has_text = true;
+            } else if (key == "token") {
+                if (r.next_kind() != Reader::Kind::string) return fail("\"token\" must be a string");
+                if (!r.string(command.token)) return fail("not JSON (a bad string in \"token\")");
+                if (command.token.size() > kMaxTokenText) {
+                    return fail("\"token\" is longer than " + std::to_string(kMaxTokenText) + " bytes");
+                }
+                has_token = true;
             } else {
                 std::string shown;
                 for (const char c : key.substr(0, 32)) shown += (static_cast<unsigned char>(c) < 0x80) ? c : '?';
@@ -200,7 +210,20 @@ std::optional<IncomingCommand> parse_incoming(std::string_view message, std::str
         }
     }
     if (!r.at_end()) return fail("not JSON (text after the object)");
-    if (!has_type || !has_text) return fail("a command needs \"type\" and \"text\"");
+    if (!has_type) return fail("a message needs \"type\"");
+    // Each type takes its own fields only: a token must never ride along with
+    // a command, where a log of commands would keep it.
+    if (type == "command") {
+        if (!has_text) return fail("a command needs \"text\"");
+        if (has_token) return fail("\"token\" belongs in the hello only");
+        command.kind = IncomingCommand::Kind::command;
+    } else if (type == "hello") {
+        if (has_text || command.id) return fail("a hello takes \"token\" only");
+        command.kind = IncomingCommand::Kind::hello;
+    } else {
+        if (has_text || command.id || has_token) return fail("a ping takes no fields");
+        command.kind = IncomingCommand::Kind::ping;
+    }
     return command;
 }
 

@@ -227,6 +227,19 @@ TEST_CASE("WebProtocol.Incoming.GoodAndBadMessages")
     REQUIRE(ok);
     CHECK_FALSE(ok->id);
     CHECK(ok->text == "revoke caf\xc3\xa9 \xf0\x9f\x98\x80 \"x\"");
+    using Kind = simsync::web::detail::IncomingCommand::Kind;
+    CHECK(ok->kind == Kind::command);
+    ok = parse_incoming(R"({"type":"hello","token":"abc_-9"})", error);
+    REQUIRE(ok);
+    CHECK(ok->kind == Kind::hello);
+    CHECK(ok->token == "abc_-9");
+    ok = parse_incoming(R"({"type":"hello"})", error);
+    REQUIRE(ok);
+    CHECK(ok->kind == Kind::hello);
+    CHECK(ok->token.empty());
+    ok = parse_incoming(R"({"type":"ping"})", error);
+    REQUIRE(ok);
+    CHECK(ok->kind == Kind::ping);
     struct Row {
         const char* message;
         const char* expected;
@@ -235,13 +248,18 @@ TEST_CASE("WebProtocol.Incoming.GoodAndBadMessages")
         {"", "not a JSON object"},
         {"[]", "not a JSON object"},
         {"{", "expected a quoted field name"},
-        {"{}", "needs \"type\" and \"text\""},
-        {R"({"type":"command"})", "needs \"type\" and \"text\""},
+        {"{}", "a message needs \"type\""},
+        {R"({"type":"command"})", "a command needs \"text\""},
+        {R"({"type":"command","text":"pause","token":"t"})", "\"token\" belongs in the hello only"},
+        {R"({"type":"hello","text":"pause"})", "a hello takes \"token\" only"},
+        {R"({"type":"hello","token":5})", "\"token\" must be a string"},
+        {R"({"type":"hello","token":"a","token":"b"})", "field \"token\" given twice"},
+        {R"({"type":"ping","id":1})", "a ping takes no fields"},
         {R"({"type":"command","text":"a","text":"b"})", "field \"text\" given twice"},
         {R"({"type":"command","text":"a"}{})", "text after the object"},
         {R"({"type":"command","text":"a",})", "expected a quoted field name"},
         {R"({"type":"command" "text":"a"})", "expected ',' or '}'"},
-        {R"({"type":"reply","text":"a"})", "\"type\" must be \"command\""},
+        {R"({"type":"reply","text":"a"})", "\"type\" must be \"hello\", \"command\" or \"ping\""},
         {R"({"type":"command","text":null})", "\"text\" must be a string"},
         {R"({"type":"command","text":"a","id":1.5})", "\"id\" must be an integer"},
         {R"({"type":"command","text":"a","id":01})", "\"id\" must be an integer"},
