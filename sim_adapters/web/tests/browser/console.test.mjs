@@ -85,6 +85,7 @@ describe('WebConsole.Browser (simsync-demo --web, headless Chromium)', () => {
   let page;
   let profile;
   const requests = [];
+  const sockets = []; // WebSocket URLs the page opened (DevTools' Network.webSocketCreated)
   const pageErrors = []; // uncaught exceptions and console errors (a CSP violation is one)
 
   // What the page shows, read from the DOM (data attributes carry exact values).
@@ -137,6 +138,9 @@ describe('WebConsole.Browser (simsync-demo --web, headless Chromium)', () => {
     page = await browser.newPage();
     await page.setViewport({ width: 1400, height: 1000 });
     page.on('request', (r) => requests.push(r.url()));
+    const cdp = await page.createCDPSession();
+    await cdp.send('Network.enable');
+    cdp.on('Network.webSocketCreated', (e) => sockets.push(e.url));
     page.on('pageerror', (e) => pageErrors.push(String(e)));
     page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
     await page.goto(demo.url, { waitUntil: 'load', timeout: 30000 });
@@ -162,7 +166,14 @@ describe('WebConsole.Browser (simsync-demo --web, headless Chromium)', () => {
     const foreign = requests.filter((u) => !u.startsWith(origin + '/') && !u.startsWith('data:'));
     assert.deepEqual(foreign, [], 'the page requests nothing from elsewhere');
     const token = new URL(demo.url).hash.slice('#token='.length);
-    assert.deepEqual(requests.filter((u) => u.includes(token)), [], 'no request carries the token');
+    // What goes on the wire: a request's target (path and query), never its
+    // fragment, which puppeteer reports with the URL.
+    const targets = requests.map((u) => { const x = new URL(u); return x.pathname + x.search; });
+    assert.ok(targets.includes('/'), 'the page itself was requested');
+    assert.deepEqual(targets.filter((t) => t.includes(token)), [], 'no request carries the token');
+    assert.ok(sockets.length >= 1, 'the page opened its WebSocket');
+    assert.deepEqual(sockets.filter((u) => u !== origin.replace(/^https:/, 'wss:') + '/ws'), [],
+      'the WebSocket URL is wss://HOST:PORT/ws, with no token');
     assert.equal(await page.evaluate(() => location.hash), '', 'the fragment is gone from the address bar');
     assert.equal(await page.evaluate(() => sessionStorage.getItem('simsync-console-token')), token);
     assert.equal(await page.$eval('#token-form', (el) => el.hidden), true);
