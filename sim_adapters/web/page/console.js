@@ -91,6 +91,7 @@
     if (m.control) setPill('control', 'control', 'on');
     else setPill('control', 'view only (control needs the token)', 'view');
     $('token-form').hidden = m.control || !m.token_required;
+    $('insecure').hidden = !m.insecure;
     // A viewer that sends nothing is closed by the console: ping well within its limit.
     if (state.ping) clearInterval(state.ping);
     state.ping = null;

@@ -945,6 +945,8 @@ std::string WebConsole::Impl::welcome(bool control) const
     w.key("control").boolean(control);
     w.key("token_required").boolean(token_required);
     w.key("idle_timeout_s").number(seconds(config.viewer_idle_timeout));
+    // Plain HTTP off loopback (allow_insecure): the page says so to whoever uses it.
+    w.key("insecure").boolean(!loopback && !tls());
     w.key("step_s").number(std::chrono::duration<double>(handler.step_size()).count(), 9);
     w.key("frame_period_s").number(seconds(config.frame_period));
     w.key("timeline_window_s").number(seconds(config.timeline_window));

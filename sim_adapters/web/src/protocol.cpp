@@ -185,20 +185,14 @@ std::optional<IncomingCommand> parse_incoming(std::string_view message, std::str
                 std::int64_t id = 0;
                 if (r.next_kind() != Reader::Kind::integer || !r.integer(id)) return fail("\"id\" must be an integer");
                 command.id = id;
-            } else if (key == "text") {
-                if (r.next_kind() != Reader::Kind::string) return fail("\"text\" must be a string");
-                if (!r.string(command.text)) return fail("not JSON (a bad string in \"text\")");
-                if (command.text.size() > kMaxCommandText) {
-                    return fail("\"text\" is longer than " + std::to_string(kMaxCommandText) + " bytes");
-                }
-                has_text = true;
-            } else if (key == "token") {
-                if (r.next_kind() != Reader::Kind::string) return fail("\"token\" must be a string");
-                if (!r.string(command.token)) return fail("not JSON (a bad string in \"token\")");
-                if (command.token.size() > kMaxTokenText) {
-                    return fail("\"token\" is longer than " + std::to_string(kMaxTokenText) + " bytes");
-                }
-                has_token = true;
+            } else if (key == "text" || key == "token") {
+                std::string& out = key == "text" ? command.text : command.token;
+                const std::size_t most = key == "text" ? kMaxCommandText : kMaxTokenText;
+                const std::string quoted = "\"" + key + "\"";
+                if (r.next_kind() != Reader::Kind::string) return fail(quoted + " must be a string");
+                if (!r.string(out)) return fail("not JSON (a bad string in " + quoted + ")");
+                if (out.size() > most) return fail(quoted + " is longer than " + std::to_string(most) + " bytes");
+                (key == "text" ? has_text : has_token) = true;
             } else {
                 std::string shown;
                 for (const char c : key.substr(0, 32)) shown += (static_cast<unsigned char>(c) < 0x80) ? c : '?';

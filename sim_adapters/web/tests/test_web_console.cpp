@@ -1101,6 +1101,7 @@ TEST_CASE("WebConsole.Tls.ServesHttpsAndWssAndTellsPlainHttpSo" * doctest::timeo
                         .route = {.tls = &trusting},
                         .hello = std::string(kToken)});
     CHECK(owner.welcome->at("control").as_bool());
+    CHECK_FALSE(owner.welcome->at("insecure").as_bool());
     const auto reply = owner.client.command("pause");
     REQUIRE(reply);
     CHECK(reply->at("ok").as_bool());
@@ -1152,7 +1153,9 @@ TEST_CASE("WebConsole.OffLoopback.AForeignHostIsRefusedOnEveryInterface" * docte
     CHECK(foreign.connect(port, {.origin = "http://evil.example" + p, .route = route}) != "");
     WsClient own;
     CHECK(own.connect(port, {.origin = "http://" + here + p, .route = route}) == "");
-    CHECK(own.next("welcome"));
+    const auto welcome = own.next("welcome");
+    REQUIRE(welcome);
+    CHECK(welcome->at("insecure").as_bool()); // the page shows it
 
     // A wildcard bind checks the address each connection reached.
     WebConsoleConfig wild = fast_config();
@@ -1195,4 +1198,5 @@ TEST_CASE("WebConsole.OffLoopback.PlainHttpNeedsSayingAndTlsIsServed" * doctest:
     CHECK(plain.find("this console serves HTTPS only") != std::string::npos);
     Viewer owner(port, {.route = tls, .hello = console.token()});
     CHECK(owner.welcome->at("control").as_bool());
+    CHECK_FALSE(owner.welcome->at("insecure").as_bool());
 }

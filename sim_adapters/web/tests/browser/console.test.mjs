@@ -177,6 +177,7 @@ describe('WebConsole.Browser (simsync-demo --web, headless Chromium)', () => {
     assert.equal(await page.evaluate(() => location.hash), '', 'the fragment is gone from the address bar');
     assert.equal(await page.evaluate(() => sessionStorage.getItem('simsync-console-token')), token);
     assert.equal(await page.$eval('#token-form', (el) => el.hidden), true);
+    assert.equal(await page.$eval('#insecure', (el) => el.hidden), true, 'no plain-HTTP warning over TLS');
   });
 
   it('a tab without the token watches, asks for it, and controls once given it', async () => {
