@@ -115,7 +115,11 @@ private:
                     ws.read_message_max(64 << 20);
                     ws.async_handshake("127.0.0.1:" + std::to_string(port), "/ws", [this](beast::error_code ec2) {
                         if (ec2) return fail();
-                        read();
+                        // The console sends nothing before a connection's hello.
+                        ws.async_write(asio::buffer(kHello), [this](beast::error_code ec3, std::size_t) {
+                            if (ec3) return fail();
+                            read();
+                        });
                     });
                 });
         }
@@ -133,6 +137,7 @@ private:
             });
         }
         void fail() { failed = true; }
+        static constexpr std::string_view kHello = R"({"type":"hello"})";
         websocket::stream<beast::tcp_stream> ws;
         beast::flat_buffer buffer;
         std::atomic<std::uint64_t> frames{0};
@@ -195,7 +200,12 @@ RunFigures run(Variant variant, simsync::SimTime end)
     std::optional<simsync::web::WebConsole> console;
     std::optional<Viewers> viewers;
     if (with_console) {
-        console.emplace(handler, simsync::web::WebConsoleSources{.scale = &scale, .scene = &scene, .timeline = &timeline});
+        // Ten viewers from one address, connecting at once: more than the
+        // default cap on one address's unfinished connections.
+        simsync::web::WebConsoleConfig web_config;
+        web_config.max_per_address = kViewers + 2;
+        console.emplace(handler, simsync::web::WebConsoleSources{.scale = &scale, .scene = &scene, .timeline = &timeline},
+                        web_config);
         if (variant == Variant::viewers) {
             viewers.emplace(console->endpoint().port, kViewers);
             if (!viewers->wait_connected(30s)) std::fprintf(stderr, "bench_web_viewers: viewers did not connect\n");

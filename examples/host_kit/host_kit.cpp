@@ -6,6 +6,7 @@
 #include "ros2_clock.hpp"
 #include "scenario_clock.hpp"
 #include "stop_signals.hpp"
+#include "web_options.hpp"
 
 #include <simsync/asio.hpp>
 
@@ -42,7 +43,6 @@ struct Options {
     // Test hook (--no-threads only): this controller tick writes one step late,
     // to show that the hash notices a single-step slip.
     std::optional<std::int64_t> slip_tick;
-    std::string web;
 };
 
 CommandLine command_line(const HostEngine& engine)
@@ -51,7 +51,8 @@ CommandLine command_line(const HostEngine& engine)
     cli.program = engine.program;
     cli.synopsis = "[--config FILE] [--duration DURATION] [--scale X] [--trace FILE]\n"
                    "       [--jitter-us N] [--seed S] [--chaos] [--host-steps] [--no-threads]\n"
-                   "       [--sensors inline|threads] [--web [HOST:]PORT]\n"
+                   "       [--sensors inline|threads]\n"
+                   "       [--web [HOST:]PORT [--web-cert FILE --web-key FILE | --web-insecure]]\n"
                    "       [--ros2-clock [DOMAIN]] [--ros2-network NET] [--ros2-security FILE]" +
                    engine.synopsis_tail;
     cli.summary = engine.summary;
@@ -76,10 +77,8 @@ CommandLine command_line(const HostEngine& engine)
         ("no-threads", po::bool_switch(), "reference: step the world directly, same controller at the same instants")
         ("sensors", po::value<std::string>()->value_name("inline|threads")->default_value("inline"),
          "inline: the sensors run on the thread that steps, right after the step (no thread each);\n"
-         "threads: one thread per sensor. The hash is the same either way")
-        ("web", po::value<std::string>()->value_name("[HOST:]PORT"),
-         "serve the live web console (loopback unless HOST says otherwise; port 0: a free one, the URL is printed; "
-         "a non-loopback HOST requires the printed token for control)");
+         "threads: one thread per sensor. The hash is the same either way");
+    add_web_options(cli.options);
     add_ros2_clock_options(cli.options);
     cli.hidden.add_options()("slip-tick", po::value<std::int64_t>(), "test hook of --no-threads");
     if (engine.add_options) engine.add_options(cli);
@@ -106,17 +105,9 @@ std::optional<Options> parse_options(const HostEngine& engine, int argc, char** 
         }
         if (v.count("slip-tick") != 0 && !v["no-threads"].as<bool>()) option_error("slip-tick", "a test hook of --no-threads");
         if (engine.check_options) engine.check_options(v);
-        if (v.count("web") != 0) {
-#if SIMSYNC_EXAMPLES_WEB
-            try {
-                web::parse_endpoint(v["web"].as<std::string>());
-            } catch (const Error& e) {
-                option_error("web", e.what());
-            }
-            if (v["no-threads"].as<bool>()) option_error("web", "watches a handler: not with --no-threads");
-#else
-            option_error("web", "this build has no web console (simsync::web is off)");
-#endif
+        check_web_options(v, v.count("config") != 0);
+        if (v.count("web") != 0 && v["no-threads"].as<bool>()) {
+            option_error("web", "watches a handler: not with --no-threads");
         }
     });
     if (!values) return std::nullopt;
@@ -130,7 +121,6 @@ std::optional<Options> parse_options(const HostEngine& engine, int argc, char** 
     o.host_steps = v["host-steps"].as<bool>();
     o.inline_sensors = v["sensors"].as<std::string>() == "inline";
     if (v.count("slip-tick") != 0) o.slip_tick = v["slip-tick"].as<std::int64_t>();
-    if (v.count("web") != 0) o.web = v["web"].as<std::string>();
     o.values = v;
     return o;
 }
@@ -145,6 +135,9 @@ struct HostSetup {
     PacerSectionConfig pacer;
     ClockConfig clock;
     std::string time_source = "sim";
+#if SIMSYNC_EXAMPLES_WEB
+    std::optional<web::WebConsoleConfig> web; // --web and the scenario's web: section
+#endif
 };
 
 // @throws simsync::Error (a ConfigError names file:line:column and key).
@@ -155,6 +148,7 @@ HostSetup load_setup(const HostEngine& engine, const Options& options)
     ScenarioExtensions extensions;
     extensions.add_world_type(engine.world_type, engine.validate_world);
     register_ros2_clock_sink(extensions);
+    register_web_section(extensions); // web:
     const ScenarioConfig cfg = load_scenario(root, extensions);
     // The host runs its own controller and sensors (the reference loop must
     // know them), so a scenario that lists others would be silently ignored.
@@ -187,6 +181,9 @@ HostSetup load_setup(const HostEngine& engine, const Options& options)
     setup.time_source = cfg.time_source;
     apply_scale_option(options.values, setup.paced, setup.scale);
     if (options.host_steps) setup.handler.step_thread = StepThread::host;
+#if SIMSYNC_EXAMPLES_WEB
+    setup.web = web_console_config(options.values, cfg, engine.program);
+#endif
     return setup;
 }
 
@@ -503,19 +500,16 @@ RunResult run_with_threads(const HostEngine& engine, const Options& options, con
     std::optional<web::GrantTimeline> timeline;
     std::shared_ptr<const web::SceneSource> scene;
     std::optional<web::WebConsole> web;
-    if (!options.web.empty()) {
+    if (setup.web) {
         timeline.emplace();
         for (Participant& p : participants) p.track = &timeline->add_track(p.name, to_string(p.mode));
         if (engine.make_scene) scene = engine.make_scene(*world);
-        web::WebConsoleConfig web_config;
-        web_config.endpoint = web::parse_endpoint(options.web);
-        web_config.title = engine.program;
         web.emplace(handler,
                     web::WebConsoleSources{.scale = &scale,
                                            .pacer = pacer ? &*pacer : nullptr,
                                            .scene = scene.get(),
                                            .timeline = &*timeline},
-                    web_config);
+                    *setup.web);
         print_web_console_url(web->url(), web->control_requires_token(), web->endpoint().host);
     }
 #endif
@@ -551,10 +545,15 @@ RunResult run_with_threads(const HostEngine& engine, const Options& options, con
         handler.stop();
     };
     StopOnSignals signals([&](int) { quit_now(); });
+#if SIMSYNC_EXAMPLES_WEB
+    const bool web_console = setup.web.has_value();
+#else
+    const bool web_console = false;
+#endif
     OperatorConsole console(handler, scale, quit_now,
                             {.program = engine.program,
                              .start_paused = setup.handler.start_paused,
-                             .web_console = !options.web.empty()});
+                             .web_console = web_console});
 
     std::optional<PacerStats> pacer_stats;
     std::uint64_t clock_messages = 0;
@@ -674,6 +673,9 @@ int run_host(const HostEngine& engine, int argc, char** argv)
     try {
         setup = load_setup(engine, options);
     } catch (const Error& e) { // ConfigError: file:line:column: key: what
+        std::fprintf(stderr, "%s: %s\n", program, e.what());
+        return 2;
+    } catch (const std::invalid_argument& e) { // the web console off loopback without TLS
         std::fprintf(stderr, "%s: %s\n", program, e.what());
         return 2;
     }

@@ -4,7 +4,7 @@
 //
 // Usage: simsync-demo [--config FILE] [--duration DURATION] [--scale X]
 //                     [--clock-udp HOST:PORT]... [--ros2-clock [DOMAIN]] [--trace FILE]
-//                     [--web [HOST:]PORT]
+//                     [--web [HOST:]PORT [--web-cert FILE --web-key FILE | --web-insecure]]
 // (--help lists them; --scale 0 runs unpaced.)
 // On a terminal: p pause, r resume, s step, + / - scale, q quit.
 // Otherwise one command per line on stdin: pause, resume, step N, until T,
@@ -15,10 +15,7 @@
 #include "command_line.hpp"
 #include "ros2_clock.hpp"
 #include "scenario.hpp"
-
-#if SIMSYNC_EXAMPLES_WEB
-#include <simsync/web/console.hpp>
-#endif
+#include "web_options.hpp"
 
 #include <simsync/simsync.hpp>
 
@@ -39,7 +36,7 @@ simsync::examples::CommandLine command_line()
     cli.program = "simsync-demo";
     cli.synopsis = "[--config FILE] [--duration DURATION] [--scale X] [--clock-udp HOST:PORT]...\n"
                    "                    [--ros2-clock [DOMAIN]] [--ros2-network NET] [--ros2-security FILE]\n"
-                   "                    [--trace FILE] [--web [HOST:]PORT]";
+                   "                    [--trace FILE] [--web [HOST:]PORT [--web-cert FILE --web-key FILE | --web-insecure]]";
     cli.summary = "Bouncing balls, sensor threads, a controller, a clock publisher and a pacer on one simulated clock.";
     cli.options.add_options()
         ("config", po::value<std::string>()->value_name("FILE"),
@@ -56,10 +53,8 @@ simsync::examples::CommandLine command_line()
     cli.options.add_options()
         ("trace", po::value<std::string>()->value_name("FILE"),
          "write a Chrome trace JSON of every access, its wait and its hold (Perfetto, chrome://tracing); "
-         "the file is created at the start")
-        ("web", po::value<std::string>()->value_name("[HOST:]PORT"),
-         "serve the live web console (loopback unless HOST says otherwise; port 0: a free one, the URL is printed; "
-         "a non-loopback HOST requires the printed token for control)");
+         "the file is created at the start");
+    simsync::examples::add_web_options(cli.options);
     cli.epilogue =
         "On a terminal: p pause, r resume, s step, + / - scale x2 / /2, q quit.\n"
         "Otherwise one command per line on stdin: pause, resume, step N, until T, scale X, revoke NAME, status, quit.\n"
@@ -88,17 +83,7 @@ int main(int argc, char** argv)
                     }
                 }
             }
-            if (v.count("web") != 0) {
-#if SIMSYNC_EXAMPLES_WEB
-                try {
-                    simsync::web::parse_endpoint(v["web"].as<std::string>());
-                } catch (const simsync::Error& e) {
-                    simsync::examples::option_error("web", e.what());
-                }
-#else
-                simsync::examples::option_error("web", "this build has no web console (simsync::web is off)");
-#endif
-            }
+            simsync::examples::check_web_options(v, v.count("config") != 0);
         });
     if (!values) return exit_code;
 
@@ -138,7 +123,14 @@ int main(int argc, char** argv)
             }
             run.trace = &*trace;
         }
-        if (values->count("web") != 0) run.web = (*values)["web"].as<std::string>();
+#if SIMSYNC_EXAMPLES_WEB
+        try {
+            run.web = simsync::examples::web_console_config(*values, config, "simsync-demo");
+        } catch (const std::invalid_argument& e) {
+            std::fprintf(stderr, "simsync-demo: %s\n", e.what());
+            return 2;
+        }
+#endif
         return demo::run_scenario(config, run);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "simsync-demo: %s\n", e.what());

@@ -179,6 +179,7 @@ simsync::ScenarioExtensions scenario_extensions()
     simsync::ScenarioExtensions extensions;
     extensions.add_world_type(kWorldType, [](const simsync::ConfigNode& world) { read_balls(world); });
     simsync::examples::register_ros2_clock_sink(extensions); // clock.sinks[i].ros2
+    simsync::examples::register_web_section(extensions);     // web:
     return extensions;
 }
 
@@ -288,24 +289,19 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
     std::optional<simsync::web::GrantTimeline> timeline;
     BallsScene scene;
     std::optional<simsync::web::WebConsole> web;
-    if (!options.web.empty()) {
+    if (options.web) {
         timeline.emplace();
         for (auto& p : participants) {
             p->track = &timeline->add_track(p->config.name, simsync::to_string(p->config.mode));
         }
-        simsync::web::WebConsoleConfig web_config;
-        web_config.endpoint = simsync::web::parse_endpoint(options.web);
-        web_config.title = "simsync-demo";
         web.emplace(handler,
                     simsync::web::WebConsoleSources{.scale = &scale,
                                                     .pacer = pacer ? &*pacer : nullptr,
                                                     .scene = &scene,
                                                     .timeline = &*timeline},
-                    web_config);
+                    *options.web);
         simsync::examples::print_web_console_url(web->url(), web->control_requires_token(), web->endpoint().host);
     }
-#else
-    if (!options.web.empty()) throw std::invalid_argument("--web: this build has no web console (simsync::web is off)");
 #endif
 
     if (config.pacer.enabled) {
@@ -335,9 +331,14 @@ int run_scenario(const simsync::ScenarioConfig& config, const RunOptions& option
     // The operator's commands. The end of input is not a quit: a run without a
     // terminal (nohup, systemd, docker, a launch file) goes on until its
     // --duration, a `quit`, or SIGINT / SIGTERM.
+#if SIMSYNC_EXAMPLES_WEB
+    const bool web_console = options.web.has_value();
+#else
+    const bool web_console = false;
+#endif
     simsync::examples::OperatorConsole console(
         handler, scale, request_quit,
-        {.program = "simsync-demo", .start_paused = config.handler.start_paused, .web_console = !options.web.empty()});
+        {.program = "simsync-demo", .start_paused = config.handler.start_paused, .web_console = web_console});
 
     {
         std::unique_lock<std::mutex> lock(quit_mutex);

@@ -3,6 +3,7 @@
 // commands, the status line and the final summary.
 
 #include "chrome_trace.hpp"
+#include "web_options.hpp"
 
 #include <simsync/config.hpp>
 
@@ -17,8 +18,8 @@ extern const char* const kDefaultScenario;
 inline constexpr const char* kDefaultScenarioName = "examples/pause_resume_demo/scenario.yaml (embedded)";
 
 // The demo's part of the scenario format: the `bouncing_balls` world type
-// (keys `bodies`, 1..10000, and `restitution`, 0..1) and the `ros2` clock sink
-// (sim_adapters/dds), checked at load.
+// (keys `bodies`, 1..10000, and `restitution`, 0..1), the `ros2` clock sink
+// (sim_adapters/dds) and the `web:` section (sim_adapters/web), checked at load.
 simsync::ScenarioExtensions scenario_extensions();
 
 // What the format leaves to the program, checked right after loading: every
@@ -30,7 +31,9 @@ void check_scenario(const simsync::ScenarioConfig& config);
 struct RunOptions {
     std::optional<simsync::SimTime> end; // run until this simulated time, then quit
     simsync::examples::ChromeTraceFile* trace = nullptr; // --trace: written at the end (opened before the run)
-    std::string web;                     // "[HOST:]PORT": serve the web console there ("" = none)
+#if SIMSYNC_EXAMPLES_WEB
+    std::optional<simsync::web::WebConsoleConfig> web; // serve the web console so (--web, web:)
+#endif
 };
 
 // Returns the process exit code.

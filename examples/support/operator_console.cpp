@@ -99,9 +99,13 @@ std::string pacer_summary(const PacerStats& s)
 void print_web_console_url(const std::string& url, bool needs_token, const std::string& host)
 {
     std::printf("web console: %s\n", url.c_str());
-    if (needs_token) std::printf("web console: control needs the token in this URL; without it a page only watches\n");
+    if (needs_token) {
+        std::printf("web console: control needs the token after '#token=' (the browser never sends that part; the "
+                    "page keeps it for its tab only); without it a page only watches\n");
+    }
     if (host == "0.0.0.0" || host == "::") {
-        std::printf("web console: listening on every interface: put this machine's name or address in the URL\n");
+        std::printf("web console: listening on every interface: put this machine's address in the URL, or a name "
+                    "given with --web-allow-host\n");
     }
     std::fflush(stdout);
 }

@@ -19,17 +19,30 @@
     cameraHint: null,
     bounds: null,
     reconnectDelay: 500,
+    ping: null,          // the viewer's keep-alive timer
   };
 
   // ------------------------------------------------------------ connection
 
+  // The control token: taken once from the URL's fragment (#token=..., which a
+  // browser never sends to a server) or typed in, kept for this tab only
+  // (sessionStorage) and sent in the first WebSocket message, never in a URL.
+  const TOKEN_KEY = 'simsync-console-token';
+  function takeTokenFromFragment() {
+    const m = /^#token=([A-Za-z0-9_-]+)$/.exec(location.hash);
+    if (m) sessionStorage.setItem(TOKEN_KEY, m[1]);
+    if (location.hash) history.replaceState(null, '', location.pathname + location.search);
+  }
+
   function connect() {
-    const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/ws' + location.search;
+    const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/ws';
     const ws = new WebSocket(url);
     state.ws = ws;
     ws.onopen = () => {
       setPill('connection', 'connected', 'on');
       state.reconnectDelay = 500;
+      const token = sessionStorage.getItem(TOKEN_KEY);
+      ws.send(JSON.stringify(token ? { type: 'hello', token: token } : { type: 'hello' }));
     };
     ws.onmessage = (event) => {
       let m;
@@ -40,6 +53,12 @@
       else if (m.type === 'reply') onReply(m);
     };
     ws.onclose = (event) => {
+      if (state.ping) clearInterval(state.ping);
+      state.ping = null;
+      if (event.reason === 'wrong token') {
+        sessionStorage.removeItem(TOKEN_KEY);
+        $('token-form').hidden = false;
+      }
       setPill('connection', 'disconnected' + (event.reason ? ': ' + event.reason : ''), 'off');
       state.ws = null;
       setTimeout(connect, state.reconnectDelay);
@@ -71,6 +90,17 @@
     $('timeline-window').textContent = fmt(m.timeline_window_s, 0);
     if (m.control) setPill('control', 'control', 'on');
     else setPill('control', 'view only (control needs the token)', 'view');
+    $('token-form').hidden = m.control || !m.token_required;
+    $('insecure').hidden = !m.insecure;
+    // A viewer that sends nothing is closed by the console: ping well within its limit.
+    if (state.ping) clearInterval(state.ping);
+    state.ping = null;
+    if (!m.control && m.idle_timeout_s) {
+      const ws = state.ws;
+      state.ping = setInterval(() => {
+        if (ws.readyState === WebSocket.OPEN) ws.send('{"type":"ping"}');
+      }, Math.max(250, m.idle_timeout_s * 1000 / 3));
+    }
     for (const b of document.querySelectorAll('#controls button')) b.disabled = !m.control;
     $('btn-scale').disabled = !m.control || !m.has_scale;
     if (!m.has_scene) $('world-info').textContent = 'this host draws no world';
@@ -479,9 +509,18 @@
       $('command').value = '';
     };
     $('btn-command').onclick = command;
+    $('token-form').addEventListener('submit', (e) => {
+      e.preventDefault();
+      const token = $('token-input').value.trim();
+      $('token-input').value = '';
+      if (!token) return;
+      sessionStorage.setItem(TOKEN_KEY, token);
+      if (state.ws) state.ws.close(); // reconnects with the token in its hello
+    });
     $('command').addEventListener('keydown', (e) => { if (e.key === 'Enter') command(); });
   }
 
+  takeTokenFromFragment();
   setupControls();
   setupCamera();
   connect();

@@ -7,6 +7,8 @@
 #include "protocol.hpp"
 
 #include <boost/asio/bind_executor.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -14,6 +16,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
 
 #include <algorithm>
@@ -23,6 +26,8 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
+#include <map>
+#include <type_traits>
 #include <functional>
 #include <future>
 #include <mutex>
@@ -43,9 +48,13 @@ using detail::JsonWriter;
 namespace {
 
 using Message = std::shared_ptr<const std::string>;
+using Clock = asio::steady_timer::clock_type;
+using PlainStream = beast::tcp_stream;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
 constexpr std::size_t kHttpHeaderLimit = 8192;
-constexpr auto kHttpTimeout = std::chrono::seconds(30);
+// A WebSocket close handshake: the peer's answer is waited for this long.
+constexpr auto kCloseTimeout = std::chrono::seconds(2);
 // After a failed accept, the wait before the next: doubled at each failure in a
 // row, back to none after a success.
 constexpr auto kAcceptRetryFirst = std::chrono::milliseconds(5);
@@ -82,29 +91,12 @@ std::string_view host_name(std::string_view host)
     return host.substr(0, host.find(':'));
 }
 
-bool loopback_name(std::string_view name)
+// An IPv4-mapped IPv6 address as the IPv4 address it is (a dual-stack socket
+// reached over IPv4), so that one peer is counted once and compared as written.
+asio::ip::address unmapped(const asio::ip::address& a)
 {
-    if (name == "localhost") return true;
-    try {
-        return is_loopback(name);
-    } catch (const Error&) {
-        return false;
-    }
-}
-
-// The value of `key` in a query string ("a=1&token=abc"), or "".
-std::string_view query_value(std::string_view query, std::string_view key)
-{
-    while (!query.empty()) {
-        const auto amp = query.find('&');
-        const std::string_view pair = query.substr(0, amp);
-        if (pair.size() > key.size() && pair.substr(0, key.size()) == key && pair[key.size()] == '=') {
-            return pair.substr(key.size() + 1);
-        }
-        if (amp == std::string_view::npos) break;
-        query.remove_prefix(amp + 1);
-    }
-    return {};
+    if (a.is_v6() && a.to_v6().is_v4_mapped()) return asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
+    return a;
 }
 
 // A close reason must be at most 123 bytes; keep it ASCII so it is valid UTF-8.
@@ -136,6 +128,8 @@ struct WebConsole::Impl {
 
     // Network thread (everything below touches io-thread state only).
     void accept();
+    bool host_allowed(std::string_view name, const asio::ip::address& reached) const;
+    bool tls() const { return ssl.has_value(); }
     void broadcast(Message history, Message frame);
     void shutdown_network();
     std::string welcome(bool control) const;
@@ -152,7 +146,8 @@ struct WebConsole::Impl {
 
     // Counters (any thread).
     std::atomic<std::uint64_t> frames{0}, frames_sent{0}, frames_dropped{0}, accepted{0}, open{0}, refused{0},
-        applied{0}, rejected{0}, closed_bad{0}, scene_reads{0}, scene_misses{0}, accept_failures{0};
+        applied{0}, rejected{0}, closed_bad{0}, scene_reads{0}, scene_misses{0}, accept_failures{0},
+        connections_refused{0}, handshakes_timed_out{0}, viewers_idled_out{0}, hellos_refused{0};
 
     // Sampler state (sampler thread only, after construction).
     std::optional<Accessor> accessor;
@@ -192,11 +187,24 @@ struct WebConsole::Impl {
     std::thread sampler;
 
     // Network state (network thread only, after construction).
+    // A connection in any phase, as shutdown and the frames see it.
+    struct Connection {
+        virtual ~Connection() = default;
+        virtual void abort() = 0;
+        virtual void offer_frame(const Message& frame) = 0;
+        virtual void offer_history(const Message& history) = 0;
+    };
+    struct Admission;
+    template <class Stream>
     struct Session;
+    template <class Stream>
     struct HttpSession;
-    std::vector<std::shared_ptr<Session>> sessions; // WebSocket connections
-    std::vector<std::weak_ptr<beast::tcp_stream>> http_streams;
-    std::size_t http_sessions = 0;
+    std::vector<std::shared_ptr<Connection>> sessions; // WebSocket connections past their hello
+    std::vector<std::weak_ptr<Connection>> live;       // every connection, for shutdown
+    std::size_t viewers = 0;                           // sessions without control
+    std::size_t pending = 0;                           // connections before their hello (Admission)
+    std::map<asio::ip::address, std::size_t> per_address; // anonymous connections per peer (Admission)
+    std::optional<asio::ssl::context> ssl;             // with TLS
     std::optional<asio::io_context> ioc;
     std::optional<tcp::acceptor> acceptor;
     std::optional<asio::steady_timer> accept_retry;
@@ -206,40 +214,153 @@ struct WebConsole::Impl {
     std::future<void> network_done;
 };
 
+// ------------------------------------------------------------- admission
+
+// What one accepted connection holds against the limits, from accept until it
+// is gone: a pending slot until its hello, and its peer address's count while
+// it is anonymous (not a controller). Network thread only; released by its
+// destructor, also when stop() destroys leftover handlers.
+struct WebConsole::Impl::Admission {
+    Admission(Impl& owner, asio::ip::address address) : impl(owner), peer(address)
+    {
+        ++impl.pending;
+        ++impl.per_address[peer];
+    }
+    Admission(const Admission&) = delete;
+    Admission& operator=(const Admission&) = delete;
+    ~Admission()
+    {
+        leave_pending();
+        authenticated();
+    }
+    void leave_pending()
+    {
+        if (!pending) return;
+        pending = false;
+        --impl.pending;
+    }
+    // A controller no longer counts against its address: a flood from the
+    // operator's own address must not close the operator's open connection.
+    void authenticated()
+    {
+        if (!anonymous) return;
+        anonymous = false;
+        const auto it = impl.per_address.find(peer);
+        if (--it->second == 0) impl.per_address.erase(it);
+    }
+
+    Impl& impl;
+    asio::ip::address peer;
+    bool pending = true;
+    bool anonymous = true;
+};
+
 // ------------------------------------------------------------ WebSocket session
 
-struct WebConsole::Impl::Session : std::enable_shared_from_this<Session> {
-    Session(Impl& owner, tcp::socket socket, bool may_control)
-        : impl(owner), ws(std::move(socket)), control(may_control)
+template <class Stream>
+struct WebConsole::Impl::Session final : Connection, std::enable_shared_from_this<Session<Stream>> {
+    Session(Impl& owner, Stream stream, std::unique_ptr<Admission> admitted, Clock::time_point handshake_deadline)
+        : impl(owner), ws(std::move(stream)), timer(*owner.ioc), admission(std::move(admitted)),
+          deadline(handshake_deadline)
     {
     }
 
     void start(http::request<http::empty_body> request)
     {
-        ws.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+        // The WebSocket layer keeps its own time from here on (Beast's rule for
+        // a websocket::stream over a tcp_stream).
+        beast::get_lowest_layer(ws).expires_never();
+        auto timeouts = websocket::stream_base::timeout::suggested(beast::role_type::server);
+        timeouts.handshake_timeout = std::max<Clock::duration>(deadline - Clock::now(), std::chrono::milliseconds(1));
+        timeouts.keep_alive_pings = true; // a controller that vanished is found
+        ws.set_option(timeouts);
         ws.set_option(websocket::stream_base::decorator(
             [](websocket::response_type& r) { r.set(http::field::server, "simsync-web"); }));
         ws.read_message_max(impl.config.max_message_bytes);
         ws.auto_fragment(false);
-        ws.async_accept(request, [self = shared_from_this()](beast::error_code ec) { self->on_accept(ec); });
+        // Until the hello, the connection lives at most until the deadline
+        // counted from its accept.
+        arm(deadline);
+        ws.async_accept(request, [self = this->shared_from_this()](beast::error_code ec) { self->on_accept(ec); });
+    }
+
+    void arm(Clock::time_point when)
+    {
+        timer.expires_at(when);
+        timer.async_wait([self = this->shared_from_this()](beast::error_code ec) {
+            if (!ec) self->on_timer();
+        });
+    }
+
+    void on_timer()
+    {
+        if (closing) {
+            abort(); // the close handshake did not finish in time
+        } else if (!helloed) {
+            ++impl.handshakes_timed_out;
+            abort();
+        } else if (!control) {
+            ++impl.viewers_idled_out;
+            close(close_reason(websocket::close_code::policy_error,
+                               "idle: a viewer must send a message (a ping) at least every " +
+                                   std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                                      impl.config.viewer_idle_timeout)
+                                                      .count()) +
+                                   " s"));
+        }
     }
 
     void on_accept(beast::error_code ec)
     {
-        if (ec) return; // the handshake failed: nothing was registered
+        if (ec) {
+            timer.cancel();
+            return; // the handshake failed: nothing was registered
+        }
+        read();
+    }
+
+    // The first message decides what the connection is: a controller (the
+    // token, or none needed), a viewer, or nothing (a wrong token, no slot).
+    void on_hello(const detail::IncomingCommand& hello)
+    {
+        if (impl.token_required && !hello.token.empty() && !equal_in_constant_time(hello.token, impl.token)) {
+            ++impl.hellos_refused;
+            close(close_reason(websocket::close_code::policy_error, "wrong token"));
+            return;
+        }
+        control = !impl.token_required || !hello.token.empty();
+        const std::size_t viewer_slots = impl.config.max_connections - impl.config.reserved_for_control;
+        if (impl.sessions.size() >= impl.config.max_connections || (!control && impl.viewers >= viewer_slots)) {
+            ++impl.hellos_refused;
+            close(close_reason(websocket::close_code::try_again_later,
+                               control ? "the console is full"
+                                       : "no viewer slot free (" + std::to_string(viewer_slots) +
+                                             " for viewers; the others are kept for the token)"));
+            return;
+        }
+        helloed = true;
+        admission->leave_pending();
+        if (control) admission->authenticated();
         ++impl.accepted;
         ++impl.open;
         registered = true;
-        impl.sessions.push_back(shared_from_this());
+        if (!control) ++impl.viewers;
+        impl.sessions.push_back(this->shared_from_this());
+        timer.cancel();
+        if (!control) arm(Clock::now() + impl.config.viewer_idle_timeout);
+        // A close handshake needs its own time, not what was left of the deadline.
+        auto timeouts = websocket::stream_base::timeout::suggested(beast::role_type::server);
+        timeouts.keep_alive_pings = true;
+        timeouts.handshake_timeout = kCloseTimeout;
+        ws.set_option(timeouts);
         queue_reply(std::make_shared<const std::string>(impl.welcome(control)));
         impl.history_wanted = true; // the sampler sends the history with its next frame ...
         impl.frame_soon();          // ... which it makes now
-        read();
     }
 
     void read()
     {
-        ws.async_read(in, [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+        ws.async_read(in, [self = this->shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
     }
 
     void on_read(beast::error_code ec)
@@ -257,12 +378,28 @@ struct WebConsole::Impl::Session : std::enable_shared_from_this<Session> {
         const std::string message = beast::buffers_to_string(in.data());
         in.consume(in.size());
         std::string error;
-        const auto command = detail::parse_incoming(message, error);
-        if (!command) {
+        const auto incoming = detail::parse_incoming(message, error);
+        if (!incoming) {
             close_for("malformed message: " + error);
             return;
         }
-        queue_reply(std::make_shared<const std::string>(impl.handle_command(command->text, command->id, control)));
+        using Kind = detail::IncomingCommand::Kind;
+        if (!helloed) {
+            if (incoming->kind != Kind::hello) {
+                close_for("the first message must be a hello");
+                return;
+            }
+            on_hello(*incoming);
+        } else if (incoming->kind == Kind::hello) {
+            close_for("hello given twice");
+            return;
+        } else {
+            if (!control) arm(Clock::now() + impl.config.viewer_idle_timeout);
+            if (incoming->kind == Kind::command) {
+                queue_reply(std::make_shared<const std::string>(
+                    impl.handle_command(incoming->text, incoming->id, control)));
+            }
+        }
         if (!closing) read();
     }
 
@@ -277,7 +414,8 @@ struct WebConsole::Impl::Session : std::enable_shared_from_this<Session> {
     {
         if (closing) return;
         closing = true;
-        ws.async_close(reason, [self = shared_from_this()](beast::error_code) { self->finish(); });
+        arm(Clock::now() + 2 * kCloseTimeout); // a peer that never answers the close
+        ws.async_close(reason, [self = this->shared_from_this()](beast::error_code) { self->finish(); });
     }
 
     void queue_reply(Message m)
@@ -292,7 +430,7 @@ struct WebConsole::Impl::Session : std::enable_shared_from_this<Session> {
     }
 
     // The newest frame replaces one still waiting: a slow reader loses frames.
-    void offer_frame(const Message& frame)
+    void offer_frame(const Message& frame) override
     {
         if (closing || !has_history) return;
         if (pending_frame) ++impl.frames_dropped;
@@ -300,7 +438,7 @@ struct WebConsole::Impl::Session : std::enable_shared_from_this<Session> {
         write_next();
     }
 
-    void offer_history(const Message& history)
+    void offer_history(const Message& history) override
     {
         if (closing || has_history) return;
         has_history = true;
@@ -324,7 +462,7 @@ struct WebConsole::Impl::Session : std::enable_shared_from_this<Session> {
         }
         writing = true;
         ws.text(true);
-        ws.async_write(asio::buffer(*m), [self = shared_from_this(), m, is_frame](beast::error_code ec, std::size_t) {
+        ws.async_write(asio::buffer(*m), [self = this->shared_from_this(), m, is_frame](beast::error_code ec, std::size_t) {
             self->writing = false;
             if (ec) {
                 // The peer went away mid-write: end the read too.
@@ -339,24 +477,32 @@ struct WebConsole::Impl::Session : std::enable_shared_from_this<Session> {
 
     void finish()
     {
+        timer.cancel();
         if (!registered) return;
         registered = false;
         --impl.open;
+        if (!control) --impl.viewers;
         auto& s = impl.sessions;
-        s.erase(std::remove(s.begin(), s.end(), shared_from_this()), s.end());
+        const auto me = this->shared_from_this();
+        s.erase(std::remove_if(s.begin(), s.end(), [&](const auto& p) { return p == me; }), s.end());
     }
 
-    void abort()
+    void abort() override
     {
         closing = true;
+        timer.cancel();
         beast::error_code ignored;
         beast::get_lowest_layer(ws).socket().close(ignored);
     }
 
     Impl& impl;
-    websocket::stream<beast::tcp_stream> ws;
+    websocket::stream<Stream> ws;
+    asio::steady_timer timer; // the handshake deadline, then a viewer's idle limit
+    std::unique_ptr<Admission> admission;
+    Clock::time_point deadline;
     beast::flat_buffer in;
-    bool control;
+    bool control = false;
+    bool helloed = false;
     bool registered = false;
     bool closing = false;
     bool writing = false;
@@ -367,27 +513,6 @@ struct WebConsole::Impl::Session : std::enable_shared_from_this<Session> {
 
 // ----------------------------------------------------------------- HTTP session
 
-// A plain HTTP connection: serves the page, or hands the socket to a Session on
-// a WebSocket upgrade to /ws.
-struct WebConsole::Impl::HttpSession : std::enable_shared_from_this<HttpSession> {
-    HttpSession(tcp::socket socket, Impl& impl)
-        : stream_(std::make_shared<beast::tcp_stream>(std::move(socket))), impl_(impl)
-    {
-    }
-    std::weak_ptr<beast::tcp_stream> stream() const { return stream_; }
-    void start() { read(); }
-
-    void read();
-    void on_read(beast::error_code ec);
-    void respond(http::status status, std::string_view type, std::string_view body, bool keep_alive);
-    void refuse(http::status status, std::string_view why);
-
-    std::shared_ptr<beast::tcp_stream> stream_;
-    Impl& impl_;
-    beast::flat_buffer buffer_;
-    std::optional<http::request_parser<http::empty_body>> parser_;
-};
-
 namespace {
 
 const char* const kSecurityPolicy =
@@ -396,40 +521,138 @@ const char* const kSecurityPolicy =
 
 } // namespace
 
-void WebConsole::Impl::HttpSession::read()
-{
-    parser_.emplace();
-    parser_->header_limit(kHttpHeaderLimit);
-    parser_->body_limit(0);
-    stream_->expires_after(kHttpTimeout);
-    http::async_read(*stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
-}
+// A connection before its WebSocket: the TLS handshake (with TLS), then HTTP
+// requests: serves the page, or hands the stream to a Session on a WebSocket
+// upgrade to /ws.
+template <class Stream>
+struct WebConsole::Impl::HttpSession final : Connection, std::enable_shared_from_this<HttpSession<Stream>> {
+    HttpSession(Impl& owner, Stream s, std::unique_ptr<Admission> admitted, Clock::time_point handshake_deadline)
+        : impl(owner), stream(std::move(s)), admission(std::move(admitted)), deadline(handshake_deadline)
+    {
+    }
 
-void WebConsole::Impl::HttpSession::on_read(beast::error_code ec)
-{
-    if (ec == http::error::end_of_stream || ec == asio::error::operation_aborted || ec == beast::error::timeout ||
-        ec == asio::error::connection_reset || ec == asio::error::eof) {
+    void start()
+    {
+        beast::get_lowest_layer(stream).expires_at(deadline);
+        if constexpr (std::is_same_v<Stream, TlsStream>) {
+            // A plain HTTP request to the TLS port is answered in plain text
+            // saying so, rather than with a TLS alert the user cannot read.
+            beast::async_detect_ssl(beast::get_lowest_layer(stream), buffer,
+                                    [self = this->shared_from_this()](beast::error_code ec, bool tls) {
+                                        self->on_detect(ec, tls);
+                                    });
+        } else {
+            read();
+        }
+    }
+
+    void on_detect(beast::error_code ec, bool tls)
+    {
+        if (ec) {
+            if (ec == beast::error::timeout) ++impl.handshakes_timed_out;
+            close_stream();
+            return;
+        }
+        if (!tls) {
+            ++impl.refused;
+            const std::string body = "this console serves HTTPS only: use https://, not http://\n";
+            auto text = std::make_shared<std::string>(
+                "HTTP/1.1 400 Bad Request\r\nServer: simsync-web\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                "Connection: close\r\nContent-Length: " +
+                std::to_string(body.size()) + "\r\n\r\n" + body);
+            asio::async_write(beast::get_lowest_layer(stream), asio::buffer(*text),
+                              [self = this->shared_from_this(), text](beast::error_code, std::size_t) {
+                                  self->close_stream();
+                              });
+            return;
+        }
+        if constexpr (std::is_same_v<Stream, TlsStream>) {
+            // The default argument: Boost 1.81 constrains this handler as if it
+            // took an error code only, though it is called with two.
+            stream.async_handshake(asio::ssl::stream_base::server, buffer.data(),
+                                   [self = this->shared_from_this()](beast::error_code hec, std::size_t used = 0) {
+                                       if (hec) {
+                                           if (hec == beast::error::timeout) ++self->impl.handshakes_timed_out;
+                                           self->close_stream();
+                                           return;
+                                       }
+                                       self->buffer.consume(used);
+                                       self->read();
+                                   });
+        }
+    }
+
+    void read()
+    {
+        parser.emplace();
+        parser->header_limit(kHttpHeaderLimit);
+        parser->body_limit(0);
+        // The first request counts from the accept; each later one on a kept
+        // connection gets the same time again.
+        beast::get_lowest_layer(stream).expires_at(first_request ? deadline
+                                                                 : Clock::now() + impl.config.handshake_timeout);
+        first_request = false;
+        http::async_read(stream, buffer, *parser,
+                         [self = this->shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+    }
+
+    void on_read(beast::error_code ec);
+    void respond(http::status status, std::string_view type, std::string_view body, bool keep_alive);
+    void refuse(http::status status, std::string_view why);
+
+    void close_stream()
+    {
+        if (handed_over) return;
         beast::error_code ignored;
-        stream_->socket().shutdown(tcp::socket::shutdown_send, ignored);
-        stream_->close();
+        beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_send, ignored);
+        beast::get_lowest_layer(stream).close();
+    }
+
+    void abort() override
+    {
+        if (handed_over) return;
+        beast::get_lowest_layer(stream).close();
+    }
+    void offer_frame(const Message&) override {}
+    void offer_history(const Message&) override {}
+
+    Impl& impl;
+    Stream stream;
+    std::unique_ptr<Admission> admission;
+    Clock::time_point deadline;
+    beast::flat_buffer buffer;
+    std::optional<http::request_parser<http::empty_body>> parser;
+    bool first_request = true;
+    bool handed_over = false; // the stream now belongs to a Session
+};
+
+template <class Stream>
+void WebConsole::Impl::HttpSession<Stream>::on_read(beast::error_code ec)
+{
+    if (ec == beast::error::timeout) ++impl.handshakes_timed_out;
+    if (ec == http::error::end_of_stream || ec == asio::error::operation_aborted || ec == beast::error::timeout ||
+        ec == asio::error::connection_reset || ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
+        close_stream();
         return;
     }
     if (ec) {
         refuse(http::status::bad_request, "bad request: " + ec.message());
         return;
     }
-    const http::request<http::empty_body>& req = parser_->get();
+    const http::request<http::empty_body>& req = parser->get();
     const std::string_view target(req.target().data(), req.target().size());
     const std::string_view path = target.substr(0, target.find('?'));
-    const std::string_view query =
-        target.find('?') == std::string_view::npos ? std::string_view{} : target.substr(target.find('?') + 1);
     const std::string_view host(req[http::field::host].data(), req[http::field::host].size());
 
-    // On loopback, a Host that is not a loopback name means a page of another
-    // site reached us through DNS rebinding: refuse.
-    if (impl_.loopback && !loopback_name(host_name(host))) {
-        refuse(http::status::forbidden, "this console answers to loopback host names only");
+    // A Host that names neither the address this connection reached nor an
+    // allowed name is a page of another site that reached us by DNS
+    // rebinding: refuse, on every interface.
+    beast::error_code local_ec;
+    const auto local = beast::get_lowest_layer(stream).socket().local_endpoint(local_ec);
+    if (local_ec || !impl.host_allowed(host_name(host), unmapped(local.address()))) {
+        refuse(http::status::forbidden, "this console does not answer to the host name '" +
+                                            std::string(host_name(host).substr(0, 100)) +
+                                            "' (allowed: the address it listens on, and its allowed hosts)");
         return;
     }
     if (websocket::is_upgrade(req)) {
@@ -437,25 +660,29 @@ void WebConsole::Impl::HttpSession::on_read(beast::error_code ec)
             refuse(http::status::not_found, "no WebSocket here (use /ws)");
             return;
         }
+        if (path.size() != target.size()) {
+            refuse(http::status::bad_request, "no query on /ws: the token goes in the first WebSocket message, "
+                                              "never in a URL");
+            return;
+        }
         // A page of another origin must not drive the console (cross-site
         // WebSocket hijacking); raw clients send no Origin.
         const auto origin = req.find(http::field::origin);
         if (origin != req.end()) {
             const std::string_view o(origin->value().data(), origin->value().size());
-            if (o != "http://" + std::string(host)) {
+            if (o != std::string(impl.tls() ? "https://" : "http://") + std::string(host)) {
                 refuse(http::status::forbidden, "WebSocket from another origin refused");
                 return;
             }
         }
-        if (impl_.sessions.size() >= impl_.config.max_connections) {
+        if (impl.sessions.size() >= impl.config.max_connections) {
             refuse(http::status::service_unavailable, "too many connections");
             return;
         }
-        const bool control =
-            !impl_.token_required || equal_in_constant_time(query_value(query, "token"), impl_.token);
-        stream_->expires_never();
-        auto session = std::make_shared<Session>(impl_, stream_->release_socket(), control);
-        session->start(parser_->release());
+        handed_over = true;
+        auto session = std::make_shared<Session<Stream>>(impl, std::move(stream), std::move(admission), deadline);
+        impl.live.push_back(session);
+        session->start(parser->release());
         return;
     }
     if (req.method() != http::verb::get && req.method() != http::verb::head) {
@@ -471,36 +698,38 @@ void WebConsole::Impl::HttpSession::on_read(beast::error_code ec)
             std::string_view(reinterpret_cast<const char*>(asset->data), asset->size), req.keep_alive());
 }
 
-void WebConsole::Impl::HttpSession::respond(http::status status, std::string_view type, std::string_view body, bool keep_alive)
+template <class Stream>
+void WebConsole::Impl::HttpSession<Stream>::respond(http::status status, std::string_view type, std::string_view body,
+                                                   bool keep_alive)
 {
     auto res = std::make_shared<http::response<http::string_body>>(status, 11);
     res->set(http::field::server, "simsync-web");
     res->set(http::field::content_type, type);
     res->set(http::field::cache_control, "no-store");
     res->set("X-Content-Type-Options", "nosniff");
-    res->set("Referrer-Policy", "no-referrer"); // the URL may carry the token
+    res->set("Referrer-Policy", "no-referrer");
     res->set("Content-Security-Policy", kSecurityPolicy);
+    if (impl.tls()) res->set(http::field::strict_transport_security, "max-age=31536000");
     res->keep_alive(keep_alive);
-    if (parser_ && parser_->get().method() == http::verb::head) {
+    if (parser && parser->get().method() == http::verb::head) {
         res->content_length(body.size());
     } else {
         res->body() = std::string(body);
         res->prepare_payload();
     }
-    http::async_write(*stream_, *res, [self = shared_from_this(), res, keep_alive](beast::error_code ec, std::size_t) {
+    http::async_write(stream, *res, [self = this->shared_from_this(), res, keep_alive](beast::error_code ec, std::size_t) {
         if (!ec && keep_alive) {
             self->read();
             return;
         }
-        beast::error_code ignored;
-        self->stream_->socket().shutdown(tcp::socket::shutdown_send, ignored);
-        self->stream_->close();
+        self->close_stream();
     });
 }
 
-void WebConsole::Impl::HttpSession::refuse(http::status status, std::string_view why)
+template <class Stream>
+void WebConsole::Impl::HttpSession<Stream>::refuse(http::status status, std::string_view why)
 {
-    ++impl_.refused;
+    ++impl.refused;
     respond(status, "text/plain; charset=utf-8", std::string(why) + "\n", false);
 }
 
@@ -515,17 +744,60 @@ WebConsole::Impl::Impl(SimSyncHandler& h, WebConsoleSources s, WebConsoleConfig 
         bad("max_message_bytes must be >= 64, got " + std::to_string(config.max_message_bytes));
     }
     if (config.max_connections == 0) bad("max_connections must be > 0");
+    if (config.reserved_for_control > config.max_connections) {
+        bad("reserved_for_control (" + std::to_string(config.reserved_for_control) +
+            ") must be at most max_connections (" + std::to_string(config.max_connections) + ")");
+    }
+    if (config.max_per_address == 0) bad("max_per_address must be > 0");
+    if (config.max_pending == 0) bad("max_pending must be > 0");
+    if (config.handshake_timeout <= WallClock::duration::zero()) bad("handshake_timeout must be > 0");
+    if (config.viewer_idle_timeout <= WallClock::duration::zero()) bad("viewer_idle_timeout must be > 0");
     if (config.max_queued_replies == 0) bad("max_queued_replies must be > 0");
     if (config.timeline_window <= WallClock::duration::zero()) bad("timeline_window must be > 0");
     if (config.history_window <= WallClock::duration::zero()) bad("history_window must be > 0");
     if (sources.scene != nullptr && config.accessor_name.empty()) bad("accessor_name must not be empty");
-    for (const char ch : config.token) {
-        if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_') {
-            bad("token may hold letters, digits, '-' and '_' only");
+    if (!config.token.empty()) {
+        for (const char ch : config.token) {
+            if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_') {
+                bad("token may hold letters, digits, '-' and '_' only");
+            }
         }
+        if (config.token.size() < kMinTokenLength) {
+            bad("token must be at least " + std::to_string(kMinTokenLength) + " characters (128 bits as hex), got " +
+                std::to_string(config.token.size()));
+        }
+    }
+    for (const std::string& name : config.allowed_hosts) {
+        if (name.empty() || name.find_first_of(" /:[]@") != std::string::npos) {
+            bad("allowed_hosts: '" + name + "' is not a host name (no port, no scheme)");
+        }
+    }
+    if (config.tls_certificate_file.empty() != config.tls_private_key_file.empty()) {
+        bad(config.tls_certificate_file.empty() ? "tls_private_key_file is given without tls_certificate_file"
+                                                : "tls_certificate_file is given without tls_private_key_file");
     }
 
     loopback = is_loopback(config.endpoint.host); // throws for a host that is not an address
+    if (!loopback && config.tls_certificate_file.empty() && !config.allow_insecure) {
+        bad("serving on " + config.endpoint.host +
+            ", which is not a loopback address, needs TLS (a certificate and its private key) or an explicit "
+            "allow_insecure: otherwise the control token and every command cross the network in clear");
+    }
+    if (!config.tls_certificate_file.empty()) {
+        ssl.emplace(asio::ssl::context::tls_server);
+        ssl->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                         asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                         asio::ssl::context::no_tlsv1_1 | asio::ssl::context::single_dh_use);
+        beast::error_code ec;
+        ssl->use_certificate_chain_file(config.tls_certificate_file, ec);
+        if (ec) bad("tls_certificate_file '" + config.tls_certificate_file + "': " + ec.message());
+        ssl->use_private_key_file(config.tls_private_key_file, asio::ssl::context::pem, ec);
+        if (ec) bad("tls_private_key_file '" + config.tls_private_key_file + "': " + ec.message());
+        if (SSL_CTX_check_private_key(ssl->native_handle()) != 1) {
+            bad("tls_private_key_file '" + config.tls_private_key_file + "' is not the key of '" +
+                config.tls_certificate_file + "'");
+        }
+    }
     token_required = config.require_token || !loopback;
     token = token_required ? (config.token.empty() ? random_token() : config.token) : std::string();
 
@@ -570,6 +842,26 @@ WebConsole::Impl::Impl(SimSyncHandler& h, WebConsoleSources s, WebConsoleConfig 
     sampler = std::thread([this] { sampler_loop(); });
 }
 
+bool WebConsole::Impl::host_allowed(std::string_view name, const asio::ip::address& reached) const
+{
+    if (name.empty()) return false;
+    boost::system::error_code ec;
+    const auto literal = asio::ip::make_address(std::string(name), ec);
+    if (!ec) return unmapped(literal) == reached;
+    std::string lower(name);
+    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (lower == "localhost") return reached.is_loopback();
+    for (const std::string& allowed : config.allowed_hosts) {
+        if (allowed.size() == lower.size() &&
+            std::equal(allowed.begin(), allowed.end(), lower.begin(), [](char a, char b) {
+                return std::tolower(static_cast<unsigned char>(a)) == b;
+            })) {
+            return true;
+        }
+    }
+    return false;
+}
+
 void WebConsole::Impl::accept()
 {
     acceptor->async_accept([this](beast::error_code ec, tcp::socket socket) {
@@ -590,19 +882,33 @@ void WebConsole::Impl::accept()
             return;
         }
         accept_delay = asio::steady_timer::duration::zero();
-        // Bound the plain HTTP sessions too: each lives at most kHttpTimeout
-        // without a request, but a flood must not pile them up.
-        http_streams.erase(std::remove_if(http_streams.begin(), http_streams.end(),
-                                          [](const auto& w) { return w.expired(); }),
-                           http_streams.end());
-        if (http_streams.size() >= 4 * config.max_connections) {
-            ++refused;
+        live.erase(std::remove_if(live.begin(), live.end(), [](const auto& w) { return w.expired(); }), live.end());
+        beast::error_code peer_ec;
+        const auto peer = socket.remote_endpoint(peer_ec);
+        const auto address = unmapped(peer.address());
+        const auto from_there = per_address.find(address);
+        if (peer_ec || pending >= config.max_pending ||
+            (from_there != per_address.end() && from_there->second >= config.max_per_address)) {
+            // Closed at once, before a byte is read: a flood costs us a
+            // descriptor for an instant, and the operator's next connection
+            // finds room as soon as the flood's own connections time out.
+            ++connections_refused;
             beast::error_code ignored;
             socket.close(ignored);
         } else {
-            auto session = std::make_shared<HttpSession>(std::move(socket), *this);
-            http_streams.push_back(session->stream());
-            session->start();
+            auto admitted = std::make_unique<Admission>(*this, address);
+            const auto deadline = Clock::now() + config.handshake_timeout;
+            if (ssl) {
+                auto session = std::make_shared<HttpSession<TlsStream>>(*this, TlsStream(std::move(socket), *ssl),
+                                                                        std::move(admitted), deadline);
+                live.push_back(session);
+                session->start();
+            } else {
+                auto session = std::make_shared<HttpSession<PlainStream>>(*this, PlainStream(std::move(socket)),
+                                                                          std::move(admitted), deadline);
+                live.push_back(session);
+                session->start();
+            }
         }
         accept();
     });
@@ -623,12 +929,11 @@ void WebConsole::Impl::shutdown_network()
     beast::error_code ignored;
     if (acceptor) acceptor->close(ignored);
     if (accept_retry) accept_retry->cancel();
-    const auto current = sessions;
-    for (const auto& s : current) s->abort();
-    for (const auto& w : http_streams) {
-        if (auto stream = w.lock()) stream->close();
+    const auto current = live;
+    for (const auto& w : current) {
+        if (auto c = w.lock()) c->abort();
     }
-    http_streams.clear();
+    live.clear();
 }
 
 std::string WebConsole::Impl::welcome(bool control) const
@@ -639,6 +944,9 @@ std::string WebConsole::Impl::welcome(bool control) const
     w.key("title").string(config.title);
     w.key("control").boolean(control);
     w.key("token_required").boolean(token_required);
+    w.key("idle_timeout_s").number(seconds(config.viewer_idle_timeout));
+    // Plain HTTP off loopback (allow_insecure): the page says so to whoever uses it.
+    w.key("insecure").boolean(!loopback && !tls());
     w.key("step_s").number(std::chrono::duration<double>(handler.step_size()).count(), 9);
     w.key("frame_period_s").number(seconds(config.frame_period));
     w.key("timeline_window_s").number(seconds(config.timeline_window));
@@ -1036,6 +1344,7 @@ void WebConsole::stop()
     if (i.network_done.wait_for(std::chrono::seconds(2)) != std::future_status::ready) i.ioc->stop();
     if (i.network.joinable()) i.network.join();
     i.sessions.clear();
+    i.live.clear();
     i.acceptor.reset();
     i.accept_retry.reset();
     i.ioc.reset(); // destroys the remaining handlers and with them the sessions
@@ -1045,10 +1354,13 @@ std::string WebConsole::url() const
 {
     const Impl& i = *impl_;
     const bool v6 = i.bound.host.find(':') != std::string::npos;
-    std::string url = "http://" + (v6 ? "[" + i.bound.host + "]" : i.bound.host) + ":" + std::to_string(i.bound.port) + "/";
-    if (i.token_required) url += "?token=" + i.token;
+    std::string url = std::string(i.tls() ? "https://" : "http://") + (v6 ? "[" + i.bound.host + "]" : i.bound.host) +
+                      ":" + std::to_string(i.bound.port) + "/";
+    if (i.token_required) url += "#token=" + i.token;
     return url;
 }
+
+bool WebConsole::tls() const { return impl_->tls(); }
 
 Endpoint WebConsole::endpoint() const { return impl_->bound; }
 const std::string& WebConsole::token() const { return impl_->token; }
@@ -1065,6 +1377,10 @@ WebConsoleStats WebConsole::stats() const
     s.connections_open = i.open;
     s.requests_refused = i.refused;
     s.accept_failures = i.accept_failures;
+    s.connections_refused = i.connections_refused;
+    s.handshakes_timed_out = i.handshakes_timed_out;
+    s.viewers_idled_out = i.viewers_idled_out;
+    s.hellos_refused = i.hellos_refused;
     s.commands_applied = i.applied;
     s.commands_rejected = i.rejected;
     s.closed_for_bad_messages = i.closed_bad;

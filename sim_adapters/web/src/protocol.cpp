@@ -162,33 +162,37 @@ std::optional<IncomingCommand> parse_incoming(std::string_view message, std::str
     if (r.peek() != '{') return fail("not a JSON object");
     r.eat('{');
     IncomingCommand command;
+    std::string type;
     bool has_type = false;
     bool has_text = false;
+    bool has_token = false;
     if (!r.eat('}')) {
         for (;;) {
             std::string key;
             if (!r.string(key)) return fail("not JSON (expected a quoted field name)");
             if (!r.eat(':')) return fail("not JSON (expected ':')");
-            if ((key == "type" && has_type) || (key == "text" && has_text) || (key == "id" && command.id)) {
+            if ((key == "type" && has_type) || (key == "text" && has_text) || (key == "id" && command.id) ||
+                (key == "token" && has_token)) {
                 return fail("field \"" + key + "\" given twice");
             }
             if (key == "type") {
-                std::string type;
-                if (r.next_kind() != Reader::Kind::string || !r.string(type) || type != "command") {
-                    return fail("\"type\" must be \"command\"");
+                if (r.next_kind() != Reader::Kind::string || !r.string(type) ||
+                    (type != "command" && type != "hello" && type != "ping")) {
+                    return fail("\"type\" must be \"hello\", \"command\" or \"ping\"");
                 }
                 has_type = true;
             } else if (key == "id") {
                 std::int64_t id = 0;
                 if (r.next_kind() != Reader::Kind::integer || !r.integer(id)) return fail("\"id\" must be an integer");
                 command.id = id;
-            } else if (key == "text") {
-                if (r.next_kind() != Reader::Kind::string) return fail("\"text\" must be a string");
-                if (!r.string(command.text)) return fail("not JSON (a bad string in \"text\")");
-                if (command.text.size() > kMaxCommandText) {
-                    return fail("\"text\" is longer than " + std::to_string(kMaxCommandText) + " bytes");
-                }
-                has_text = true;
+            } else if (key == "text" || key == "token") {
+                std::string& out = key == "text" ? command.text : command.token;
+                const std::size_t most = key == "text" ? kMaxCommandText : kMaxTokenText;
+                const std::string quoted = "\"" + key + "\"";
+                if (r.next_kind() != Reader::Kind::string) return fail(quoted + " must be a string");
+                if (!r.string(out)) return fail("not JSON (a bad string in " + quoted + ")");
+                if (out.size() > most) return fail(quoted + " is longer than " + std::to_string(most) + " bytes");
+                (key == "text" ? has_text : has_token) = true;
             } else {
                 std::string shown;
                 for (const char c : key.substr(0, 32)) shown += (static_cast<unsigned char>(c) < 0x80) ? c : '?';
@@ -200,7 +204,20 @@ std::optional<IncomingCommand> parse_incoming(std::string_view message, std::str
         }
     }
     if (!r.at_end()) return fail("not JSON (text after the object)");
-    if (!has_type || !has_text) return fail("a command needs \"type\" and \"text\"");
+    if (!has_type) return fail("a message needs \"type\"");
+    // Each type takes its own fields only: a token must never ride along with
+    // a command, where a log of commands would keep it.
+    if (type == "command") {
+        if (!has_text) return fail("a command needs \"text\"");
+        if (has_token) return fail("\"token\" belongs in the hello only");
+        command.kind = IncomingCommand::Kind::command;
+    } else if (type == "hello") {
+        if (has_text || command.id) return fail("a hello takes \"token\" only");
+        command.kind = IncomingCommand::Kind::hello;
+    } else {
+        if (has_text || command.id || has_token) return fail("a ping takes no fields");
+        command.kind = IncomingCommand::Kind::ping;
+    }
     return command;
 }
 

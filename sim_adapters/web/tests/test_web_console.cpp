@@ -1,8 +1,12 @@
 // The web console's server, through its sockets only: the page, the frames, the
-// commands (same effect as the terminal's), and its safety (token, foreign
-// Host/Origin, oversized and malformed messages close one connection only, slow
-// viewers lose frames and never hold time). Raw clients on loopback, no browser.
+// commands (same effect as the terminal's), and its safety (token in the hello,
+// foreign Host/Origin, TLS, limits a crowd of anonymous connections cannot
+// exhaust, oversized and malformed messages close one connection only, slow
+// viewers lose frames and never hold time). Raw clients on loopback addresses
+// (127.0.0.0/8), no browser; the off-loopback cases run in a network namespace
+// of their own (tests/in_netns.sh) and are skipped, unlisted, elsewhere.
 
+#include "test_certificate.hpp"
 #include "ws_client.hpp"
 
 #include <simsync/simsync.hpp>
@@ -22,6 +26,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <functional>
 #include <chrono>
 #include <optional>
@@ -65,9 +70,9 @@ WebConsoleConfig fast_config()
 
 // A client past its welcome and history, ready to read frames.
 struct Viewer {
-    explicit Viewer(std::uint16_t port, const std::string& target = "/ws")
+    explicit Viewer(std::uint16_t port, const Connect& how = {})
     {
-        const std::string error = client.connect(port, target);
+        const std::string error = client.connect(port, how);
         REQUIRE(error == "");
         welcome = client.next("welcome");
         REQUIRE(welcome);
@@ -78,6 +83,15 @@ struct Viewer {
 };
 
 std::string state_of(const boost::json::object& f) { return str(f.at("state")); }
+
+// Reads (frames) until the console closes the connection, 20 s at most; then
+// client.closed() says which it was.
+void read_until_closed(WsClient& client)
+{
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < deadline && client.read(5000ms)) {
+    }
+}
 
 // Waits (bounded) for a condition the server's thread brings about.
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout = 10000ms)
@@ -134,8 +148,12 @@ TEST_CASE("WebConsole.Http.RefusesAForeignHostOnLoopback" * doctest::timeout(60)
     REQUIRE(r.ok);
     CHECK(r.status == 403);
     CHECK(http_request(port, http::verb::get, "/", "localhost:" + std::to_string(port)).status == 200);
-    CHECK(http_request(port, http::verb::get, "/", "[::1]:" + std::to_string(port)).status == 200);
-    CHECK(eventually([&] { return console.stats().requests_refused == 1; }));
+    CHECK(http_request(port, http::verb::get, "/", "LocalHost:" + std::to_string(port)).status == 200);
+    CHECK(http_request(port, http::verb::get, "/", "127.0.0.1").status == 200);
+    // An address literal must be the address the connection reached.
+    CHECK(http_request(port, http::verb::get, "/", "[::1]:" + std::to_string(port)).status == 403);
+    CHECK(http_request(port, http::verb::get, "/", "127.0.0.2:" + std::to_string(port)).status == 403);
+    CHECK(eventually([&] { return console.stats().requests_refused == 3; }));
 }
 
 TEST_CASE("WebConsole.Http.MalformedAndOversizedRequestsAreRefused" * doctest::timeout(60))
@@ -354,36 +372,60 @@ TEST_CASE("WebConsole.Commands.RevokeReleasesTheAccessorTimeWaitsFor" * doctest:
     CHECK(v.client.frame_where([&](const auto& f) { return steps_of(f) > held + 20 && f.at("waiting_for").as_array().empty(); }));
 }
 
-TEST_CASE("WebConsole.Safety.ControlNeedsTheTokenWhenRequired" * doctest::timeout(60))
+constexpr const char* kToken = "s3cret-Token_0123456789abcdefghij"; // 33 characters
+
+TEST_CASE("WebConsole.Safety.ControlNeedsTheTokenInTheHello" * doctest::timeout(60))
 {
     PacedSim sim;
     WebConsoleConfig config = fast_config();
     config.require_token = true;
-    config.token = "s3cret-Token_1";
+    config.token = kToken;
     WebConsole console(sim.handler, {.scale = &sim.scale}, config);
     const std::uint16_t port = console.endpoint().port;
     CHECK(console.control_requires_token());
-    CHECK(console.token() == "s3cret-Token_1");
-    CHECK(console.url() == "http://127.0.0.1:" + std::to_string(port) + "/?token=s3cret-Token_1");
+    CHECK(console.token() == kToken);
+    // The token rides in the fragment, which a browser never sends.
+    CHECK(console.url() == "http://127.0.0.1:" + std::to_string(port) + "/#token=" + kToken);
 
-    for (const char* target : {"/ws", "/ws?token=wrong", "/ws?token=s3cret-Token_", "/ws?token="}) {
-        CAPTURE(target);
-        Viewer viewer(port, target);
-        CHECK_FALSE(viewer.welcome->at("control").as_bool());
-        CHECK(viewer.welcome->at("token_required").as_bool());
-        CHECK(viewer.client.next("frame")); // watching needs no token
-        const auto reply = viewer.client.command("pause");
-        REQUIRE(reply);
-        CHECK_FALSE(reply->at("ok").as_bool());
-        CHECK(str(reply->at("message")).find("view only") != std::string::npos);
-        CHECK(sim.handler.state() == HandlerState::running);
-    }
-    Viewer owner(port, "/ws?x=1&token=s3cret-Token_1");
-    CHECK(owner.welcome->at("control").as_bool());
-    const auto reply = owner.client.command("pause");
+    // A hello without a token: a viewer.
+    Viewer viewer(port);
+    CHECK_FALSE(viewer.welcome->at("control").as_bool());
+    CHECK(viewer.welcome->at("token_required").as_bool());
+    CHECK(viewer.client.next("frame")); // watching needs no token
+    const auto reply = viewer.client.command("pause");
     REQUIRE(reply);
-    CHECK(reply->at("ok").as_bool());
+    CHECK_FALSE(reply->at("ok").as_bool());
+    CHECK(str(reply->at("message")).find("view only") != std::string::npos);
+    CHECK(sim.handler.state() == HandlerState::running);
+
+    // A wrong token (also one that is the right one cut short) closes the connection, saying so.
+    for (const std::string& wrong : {std::string("wrong"), std::string(kToken).substr(0, 32), std::string(kToken) + "x"}) {
+        CAPTURE(wrong);
+        WsClient c;
+        REQUIRE(c.connect(port, {.hello = wrong}) == "");
+        CHECK_FALSE(c.next("welcome"));
+        CHECK(c.closed());
+        CHECK(c.close_code() == 1008);
+        CHECK(c.close_reason() == "wrong token");
+    }
+    // Anything but a hello first is refused: a command cannot skip it.
+    WsClient rude;
+    REQUIRE(rude.connect(port, {.hello = std::nullopt}) == "");
+    REQUIRE(rude.send_text(R"({"type":"command","text":"pause"})"));
+    CHECK_FALSE(rude.next("reply"));
+    CHECK(rude.close_reason().find("the first message must be a hello") != std::string::npos);
+    // The token never goes in a URL: a query on /ws is refused outright.
+    WsClient in_url;
+    CHECK(in_url.connect(port, {.target = std::string("/ws?token=") + kToken}) != "");
+    CHECK(sim.handler.state() == HandlerState::running);
+
+    Viewer owner(port, {.hello = std::string(kToken)});
+    CHECK(owner.welcome->at("control").as_bool());
+    const auto ok = owner.client.command("pause");
+    REQUIRE(ok);
+    CHECK(ok->at("ok").as_bool());
     CHECK(sim.handler.state() == HandlerState::paused);
+    CHECK(eventually([&] { return console.stats().hellos_refused == 3; }));
 
     // Without a given token one is generated: 128 random bits in hex.
     WebConsoleConfig generated = fast_config();
@@ -400,12 +442,15 @@ TEST_CASE("WebConsole.Safety.UpgradeFromAnotherOriginIsRefused" * doctest::timeo
     WebConsole console(sim.handler, {}, fast_config());
     const std::uint16_t port = console.endpoint().port;
     WsClient foreign;
-    CHECK(foreign.connect(port, "/ws", "http://evil.example") != "");
+    CHECK(foreign.connect(port, {.origin = "http://evil.example"}) != "");
+    // The right host under another scheme is another origin too.
+    WsClient other_scheme;
+    CHECK(other_scheme.connect(port, {.origin = "https://127.0.0.1:" + std::to_string(port)}) != "");
     WsClient same;
-    CHECK(same.connect(port, "/ws", "http://127.0.0.1:" + std::to_string(port)) == "");
+    CHECK(same.connect(port, {.origin = "http://127.0.0.1:" + std::to_string(port)}) == "");
     WsClient elsewhere;
-    CHECK(elsewhere.connect(port, "/other") != "");
-    CHECK(eventually([&] { return console.stats().requests_refused == 2; }));
+    CHECK(elsewhere.connect(port, {.target = "/other"}) != "");
+    CHECK(eventually([&] { return console.stats().requests_refused == 3; }));
 }
 
 TEST_CASE("WebConsole.Safety.OversizedMessageClosesThatConnectionOnly" * doctest::timeout(60))
@@ -417,8 +462,7 @@ TEST_CASE("WebConsole.Safety.OversizedMessageClosesThatConnectionOnly" * doctest
     Viewer offender(port);
     // A megabyte where at most 4 KiB is allowed.
     offender.client.send_text(R"({"type":"command","text":")" + std::string(1 << 20, 'a') + R"("})");
-    while (offender.client.read(10000ms)) {
-    }
+    read_until_closed(offender.client);
     CHECK(offender.client.closed());
     // 1009 (too big), unless the close frame was lost to the reset that closing
     // a socket with the unread rest of the message causes.
@@ -448,8 +492,9 @@ TEST_CASE("WebConsole.Safety.MalformedMessagesCloseThatConnectionOnly" * doctest
     const Row rows[] = {
         {"pause", false, 1008, "not a JSON object"},
         {"[1,2]", false, 1008, "not a JSON object"},
-        {R"({"type":"command"})", false, 1008, "needs \"type\" and \"text\""},
-        {R"({"type":"query","text":"pause"})", false, 1008, "\"type\" must be \"command\""},
+        {R"({"type":"command"})", false, 1008, "a command needs \"text\""},
+        {R"({"type":"query","text":"pause"})", false, 1008, "\"type\" must be \"hello\", \"command\" or \"ping\""},
+        {R"({"type":"hello"})", false, 1008, "hello given twice"},
         {R"({"type":"command","text":5})", false, 1008, "\"text\" must be a string"},
         {R"({"type":"command","id":"x","text":"pause"})", false, 1008, "\"id\" must be an integer"},
         {R"({"type":"command","text":"pause","extra":1})", false, 1008, "unknown field \"extra\""},
@@ -467,8 +512,7 @@ TEST_CASE("WebConsole.Safety.MalformedMessagesCloseThatConnectionOnly" * doctest
         } else {
             offender.client.send_text(r.message);
         }
-        while (offender.client.read(10000ms)) {
-        }
+        read_until_closed(offender.client);
         CHECK(offender.client.closed());
         CHECK(offender.client.close_code() == r.code);
         CHECK(offender.client.close_reason().find(r.reason) != std::string::npos);
@@ -485,6 +529,7 @@ TEST_CASE("WebConsole.Safety.ConnectionLimit" * doctest::timeout(60))
     PacedSim sim;
     WebConsoleConfig config = fast_config();
     config.max_connections = 2;
+    config.reserved_for_control = 0;
     WebConsole console(sim.handler, {}, config);
     const std::uint16_t port = console.endpoint().port;
     Viewer a(port);
@@ -597,7 +642,7 @@ TEST_CASE("WebConsole.SlowViewer.LosesFramesAndNeverHoldsTime" * doctest::timeou
     const std::uint16_t port = console.endpoint().port;
 
     WsClient stalled; // connects and never reads again
-    REQUIRE(stalled.connect(port, "/ws", "", 4096) == "");
+    REQUIRE(stalled.connect(port, {.receive_buffer = 4096}) == "");
     Viewer healthy(port);
 
     // Meanwhile a lockstep accessor runs 3000 grants unpaced: it finishes.
@@ -693,6 +738,36 @@ TEST_CASE("WebConsole.Config.BadValuesAreRefused" * doctest::timeout(60))
     c = {};
     c.token = "with space";
     CHECK(refused(c, errc::invalid_argument).find("token") != std::string::npos);
+    // Fewer than 128 bits: 31 hex digits.
+    c = {};
+    c.token = std::string(31, 'a');
+    CHECK(refused(c, errc::invalid_argument).find("token must be at least 32 characters (128 bits as hex), got 31") !=
+          std::string::npos);
+    c = {};
+    c.max_connections = 3;
+    c.reserved_for_control = 4;
+    CHECK(refused(c, errc::invalid_argument).find("reserved_for_control (4) must be at most max_connections (3)") !=
+          std::string::npos);
+    c = {};
+    c.handshake_timeout = 0ms;
+    CHECK(refused(c, errc::invalid_argument).find("handshake_timeout must be > 0") != std::string::npos);
+    c = {};
+    c.tls_certificate_file = "cert.pem";
+    CHECK(refused(c, errc::invalid_argument).find("tls_certificate_file is given without tls_private_key_file") !=
+          std::string::npos);
+    c = {};
+    c.tls_certificate_file = "/nonexistent/cert.pem";
+    c.tls_private_key_file = "/nonexistent/key.pem";
+    CHECK(refused(c, errc::invalid_argument).find("tls_certificate_file '/nonexistent/cert.pem'") != std::string::npos);
+    // Off loopback (192.0.2.1, TEST-NET-1: refused before any bind) without
+    // TLS: refused, saying why; allow_insecure gets past that check (to the
+    // bind, which fails here, where no interface has that address).
+    c = {};
+    c.endpoint.host = "192.0.2.1";
+    CHECK(refused(c, errc::invalid_argument).find("192.0.2.1, which is not a loopback address, needs TLS") !=
+          std::string::npos);
+    c.allow_insecure = true;
+    CHECK(refused(c, errc::invalid_state).find("cannot listen on 192.0.2.1") != std::string::npos);
     c = {};
     c.endpoint.host = "example.org";
     CHECK(refused(c, errc::invalid_argument).find("'example.org' is not an IPv4 or IPv6 address") != std::string::npos);
@@ -814,4 +889,328 @@ TEST_CASE("WebConsole.Accept.OutOfDescriptorsBacksOffAndRecovers" * doctest::tim
         CHECK(c->receive(10s).rfind("HTTP/1.1 200", 0) == 0);
     }
     MESSAGE("accept failures in one second without descriptors: " << during);
+}
+
+// ------------------------------------------------ limits a crowd cannot exhaust
+
+namespace {
+
+// A TCP connection that sends nothing (or what it is told) and notices when the
+// console closes it.
+class SilentConnection {
+public:
+    explicit SilentConnection(std::uint16_t port, const Route& route = {}) : socket_(ioc_)
+    {
+        open_from(socket_, route);
+        beast::error_code ec;
+        socket_.connect(tcp::endpoint(asio::ip::make_address(route.address), port), ec);
+        connected_ = !ec;
+    }
+    bool connected() const { return connected_; }
+    bool send(const std::string& bytes)
+    {
+        beast::error_code ec;
+        asio::write(socket_, asio::buffer(bytes), ec);
+        return !ec;
+    }
+    // True once the console has closed it (end of stream or reset) within `timeout`.
+    bool closed_within(std::chrono::milliseconds timeout)
+    {
+        pollfd p{socket_.native_handle(), POLLIN, 0};
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        for (;;) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0) return false;
+            if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+            char buf[512];
+            const ssize_t n = ::recv(socket_.native_handle(), buf, sizeof buf, 0);
+            if (n <= 0) return true; // 0: closed; < 0: reset
+        }
+    }
+
+private:
+    asio::io_context ioc_;
+    tcp::socket socket_;
+    bool connected_ = false;
+};
+
+WebConsoleConfig guarded_config()
+{
+    WebConsoleConfig c = fast_config();
+    c.require_token = true;
+    c.token = kToken;
+    c.max_connections = 6;
+    c.reserved_for_control = 2;
+    c.max_per_address = 3;
+    c.max_pending = 12;
+    c.handshake_timeout = 1500ms;
+    return c;
+}
+
+} // namespace
+
+TEST_CASE("WebConsole.Limits.AFloodOfConnectionsNeverKeepsTheTokenHolderOut" * doctest::timeout(120))
+{
+    PacedSim sim;
+    WebConsoleConfig config = guarded_config();
+    // Long enough that the connections held below outlive the loop that
+    // opens them, even on a loaded machine (a refusal is seen within 500 ms).
+    config.handshake_timeout = 3s;
+    WebConsole console(sim.handler, {.scale = &sim.scale}, config);
+    const std::uint16_t port = console.endpoint().port;
+
+    // One address opens connections that say nothing until the console refuses
+    // one (closes it as soon as it is accepted): at most 40.
+    std::vector<std::unique_ptr<SilentConnection>> silent;
+    bool refused = false;
+    for (int i = 0; i < 40 && !refused; ++i) {
+        silent.push_back(std::make_unique<SilentConnection>(port));
+        REQUIRE(silent.back()->connected());
+        refused = silent.back()->closed_within(500ms);
+    }
+    CHECK(refused);
+    CHECK(silent.size() == 4); // max_per_address held, the next closed
+    // Viewers from other addresses take every viewer slot, and one more is refused.
+    std::vector<std::unique_ptr<Viewer>> viewers;
+    for (int i = 0; i < 4; ++i) {
+        viewers.push_back(std::make_unique<Viewer>(port, Connect{.route = {.source = "127.0.0." + std::to_string(10 + i)}}));
+        CHECK_FALSE(viewers.back()->welcome->at("control").as_bool());
+    }
+    WsClient one_too_many;
+    REQUIRE(one_too_many.connect(port, {.route = {.source = "127.0.0.20"}}) == "");
+    CHECK_FALSE(one_too_many.next("welcome"));
+    CHECK(one_too_many.close_code() == 1013);
+    CHECK(one_too_many.close_reason().find("no viewer slot free") != std::string::npos);
+
+    // The token holder gets in at once, twice (the reserved slots), from
+    // addresses other than the silent crowd's.
+    std::vector<std::unique_ptr<Viewer>> owners;
+    for (const char* source : {"127.0.0.2", "127.0.0.3"}) {
+        CAPTURE(source);
+        owners.push_back(std::make_unique<Viewer>(port, Connect{.route = {.source = source}, .hello = std::string(kToken)}));
+        CHECK(owners.back()->welcome->at("control").as_bool());
+    }
+    auto reply = owners[0]->client.command("pause");
+    REQUIRE(reply);
+    CHECK(reply->at("ok").as_bool());
+    reply = owners[1]->client.command("resume");
+    REQUIRE(reply);
+    CHECK(reply->at("ok").as_bool());
+    // And the silent crowd is gone at its handshake deadline; the address it
+    // came from loads the page again.
+    for (auto& s : silent) CHECK(s->closed_within(10000ms));
+    // Counted when the timed-out read completes, just after the socket closed.
+    CHECK(eventually([&] { return console.stats().handshakes_timed_out == 3; }));
+    CHECK(http_request(port, http::verb::get, "/").status == 200);
+    CHECK(console.stats().connections_refused >= 1);
+}
+
+TEST_CASE("WebConsole.Limits.ASlowRequestIsClosedAtItsDeadlineNotKeptByTrickling" * doctest::timeout(60))
+{
+    PacedSim sim;
+    WebConsoleConfig config = guarded_config();
+    config.handshake_timeout = 1s;
+    WebConsole console(sim.handler, {}, config);
+    const std::uint16_t port = console.endpoint().port;
+    SilentConnection slow(port);
+    REQUIRE(slow.connected());
+    const auto start = std::chrono::steady_clock::now();
+    REQUIRE(slow.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n"));
+    // A header line every 100 ms, never the end of the request: each byte is
+    // fresh activity, but the deadline counts from the accept.
+    bool closed = false;
+    for (int i = 0; i < 40 && !closed; ++i) {
+        slow.send("X-Slow-" + std::to_string(i) + ": a\r\n");
+        closed = slow.closed_within(100ms);
+    }
+    const auto lived = std::chrono::steady_clock::now() - start;
+    CHECK(closed);
+    CHECK(lived >= 900ms);
+    CHECK(lived < 3s);
+    // A WebSocket that never says hello: closed at the same deadline.
+    WsClient mute;
+    REQUIRE(mute.connect(port, {.hello = std::nullopt}) == "");
+    CHECK_FALSE(mute.read(5000ms));
+    CHECK(mute.closed());
+    CHECK(eventually([&] { return console.stats().handshakes_timed_out == 2; }));
+}
+
+TEST_CASE("WebConsole.Limits.AViewerThatSendsNothingIsDroppedAfterTheIdleLimit" * doctest::timeout(60))
+{
+    PacedSim sim;
+    WebConsoleConfig config = guarded_config();
+    config.viewer_idle_timeout = 1s;
+    WebConsole console(sim.handler, {}, config);
+    const std::uint16_t port = console.endpoint().port;
+
+    Viewer silent(port);
+    Viewer pinging(port);
+    Viewer owner(port, {.hello = std::string(kToken)}); // sends nothing either
+    CHECK(number(silent.welcome->at("idle_timeout_s")) == 1.0);
+    const auto start = std::chrono::steady_clock::now();
+    // The silent viewer reads frames until the console closes it.
+    read_until_closed(silent.client);
+    const auto lived = std::chrono::steady_clock::now() - start;
+    CHECK(silent.client.closed());
+    CHECK(silent.client.close_code() == 1008);
+    CHECK(silent.client.close_reason().find("idle") != std::string::npos);
+    CHECK(lived >= 800ms);
+    CHECK(lived < 4s);
+    CHECK(console.stats().viewers_idled_out == 1);
+    // Meanwhile the viewer that pings (as the page does) stays, past the limit.
+    const auto until = std::chrono::steady_clock::now() + 2500ms;
+    while (std::chrono::steady_clock::now() < until) {
+        REQUIRE(pinging.client.send_text(R"({"type":"ping"})"));
+        REQUIRE(pinging.client.next("frame", 2000ms));
+        pinging.client.next("frame", 300ms); // a third of the limit, paced by the console's frames
+    }
+    CHECK(pinging.client.next("frame"));
+    // The controller, silent all along, is not a viewer: still served.
+    const auto reply = owner.client.command("pause");
+    REQUIRE(reply);
+    CHECK(reply->at("ok").as_bool());
+    CHECK(console.stats().viewers_idled_out == 1);
+}
+
+// ------------------------------------------------------------------------- TLS
+
+TEST_CASE("WebConsole.Tls.ServesHttpsAndWssAndTellsPlainHttpSo" * doctest::timeout(60))
+{
+    TestCertificate cert;
+    REQUIRE_MESSAGE(cert.made(), "openssl could not make a test certificate in " << cert.directory());
+    PacedSim sim;
+    WebConsoleConfig config = fast_config();
+    config.tls_certificate_file = cert.certificate();
+    config.tls_private_key_file = cert.key();
+    config.require_token = true;
+    config.token = kToken;
+    config.handshake_timeout = 1s;
+    WebConsole console(sim.handler, {.scale = &sim.scale}, config);
+    const std::uint16_t port = console.endpoint().port;
+    CHECK(console.tls());
+    CHECK(console.url() == "https://127.0.0.1:" + std::to_string(port) + "/#token=" + kToken);
+
+    auto trusting = cert.client_context();
+    const HttpResult page = http_request(port, http::verb::get, "/", "", {.tls = &trusting});
+    REQUIRE(page.ok);
+    CHECK(page.status == 200);
+    CHECK(page.body.find("/console.js") != std::string::npos);
+    // A client that trusts only the system's authorities refuses this certificate:
+    // the test's client above really checked it.
+    asio::ssl::context strict(asio::ssl::context::tls_client);
+    strict.set_default_verify_paths();
+    strict.set_verify_mode(asio::ssl::verify_peer);
+    CHECK_FALSE(http_request(port, http::verb::get, "/", "", {.tls = &strict}).ok);
+
+    Viewer owner(port, {.origin = "https://127.0.0.1:" + std::to_string(port),
+                        .route = {.tls = &trusting},
+                        .hello = std::string(kToken)});
+    CHECK(owner.welcome->at("control").as_bool());
+    CHECK_FALSE(owner.welcome->at("insecure").as_bool());
+    const auto reply = owner.client.command("pause");
+    REQUIRE(reply);
+    CHECK(reply->at("ok").as_bool());
+    // An http:// page is another origin for an https console.
+    WsClient downgraded;
+    CHECK(downgraded.connect(port, {.origin = "http://127.0.0.1:" + std::to_string(port), .route = {.tls = &trusting}}) != "");
+
+    // Plain HTTP to the TLS port: an answer in plain text saying so, nothing served.
+    const std::string plain = raw_exchange(port, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    CHECK(plain.rfind("HTTP/1.1 400", 0) == 0);
+    CHECK(plain.find("this console serves HTTPS only") != std::string::npos);
+    CHECK(plain.find("console.js") == std::string::npos);
+    WsClient plain_ws;
+    CHECK(plain_ws.connect(port) != "");
+
+    // A connection that never starts its TLS handshake is closed at the
+    // handshake deadline, as a plain one is.
+    SilentConnection mute(port);
+    REQUIRE(mute.connected());
+    const auto start = std::chrono::steady_clock::now();
+    CHECK(mute.closed_within(5000ms));
+    CHECK(std::chrono::steady_clock::now() - start >= 800ms);
+    CHECK(eventually([&] { return console.stats().handshakes_timed_out == 1; }));
+}
+
+// ------------------------------------------------- off loopback (a namespace)
+
+namespace {
+
+// The address tests/in_netns.sh gave the namespace these cases run in (on its
+// loopback device, but outside 127.0.0.0/8: not a loopback address to the
+// console); unset elsewhere, where the cases are skipped and not listed.
+const char* off_loopback_address() { return std::getenv("SIMSYNC_TEST_OFF_LOOPBACK_ADDRESS"); }
+
+} // namespace
+
+TEST_CASE("WebConsole.OffLoopback.AForeignHostIsRefusedOnEveryInterface" * doctest::timeout(60) *
+          doctest::skip(off_loopback_address() == nullptr))
+{
+    const std::string here = off_loopback_address();
+    CHECK_FALSE(is_loopback(here));
+    PacedSim sim;
+    WebConsoleConfig config = fast_config();
+    config.endpoint.host = here;
+    config.allow_insecure = true;
+    config.allowed_hosts = {"Sim.Example.org"};
+    WebConsole console(sim.handler, {}, config);
+    const std::uint16_t port = console.endpoint().port;
+    const std::string p = ":" + std::to_string(port);
+    const Route route{.address = here};
+    CHECK(console.control_requires_token()); // off loopback, always
+    CHECK(http_request(port, http::verb::get, "/", "evil.example" + p, route).status == 403);
+    CHECK(http_request(port, http::verb::get, "/", "localhost" + p, route).status == 403); // not reached on loopback
+    CHECK(http_request(port, http::verb::get, "/", "127.0.0.1" + p, route).status == 403);
+    CHECK(http_request(port, http::verb::get, "/", here + p, route).status == 200);
+    CHECK(http_request(port, http::verb::get, "/", "sim.example.org" + p, route).status == 200);
+    WsClient foreign;
+    CHECK(foreign.connect(port, {.origin = "http://evil.example" + p, .route = route}) != "");
+    WsClient own;
+    CHECK(own.connect(port, {.origin = "http://" + here + p, .route = route}) == "");
+    const auto welcome = own.next("welcome");
+    REQUIRE(welcome);
+    CHECK(welcome->at("insecure").as_bool()); // the page shows it
+
+    // A wildcard bind checks the address each connection reached.
+    WebConsoleConfig wild = fast_config();
+    wild.endpoint.host = "0.0.0.0";
+    wild.allow_insecure = true;
+    WebConsole any(sim.handler, {}, wild);
+    const std::uint16_t q = any.endpoint().port;
+    const std::string qp = ":" + std::to_string(q);
+    CHECK(http_request(q, http::verb::get, "/", here + qp, route).status == 200);
+    CHECK(http_request(q, http::verb::get, "/", "127.0.0.1" + qp, route).status == 403); // not what was reached
+    CHECK(http_request(q, http::verb::get, "/", "localhost" + qp).status == 200);         // reached 127.0.0.1
+    CHECK(http_request(q, http::verb::get, "/", here + qp).status == 403);                // reached 127.0.0.1
+    CHECK(http_request(q, http::verb::get, "/", "evil.example" + qp, route).status == 403);
+}
+
+TEST_CASE("WebConsole.OffLoopback.PlainHttpNeedsSayingAndTlsIsServed" * doctest::timeout(60) *
+          doctest::skip(off_loopback_address() == nullptr))
+{
+    const std::string here = off_loopback_address();
+    PacedSim sim;
+    WebConsoleConfig config = fast_config();
+    config.endpoint.host = here;
+    try {
+        WebConsole refused(sim.handler, {}, config);
+        FAIL("served plain HTTP off loopback without allow_insecure");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()).find("needs TLS") != std::string::npos);
+    }
+    TestCertificate cert({here});
+    REQUIRE_MESSAGE(cert.made(), "openssl could not make a test certificate in " << cert.directory());
+    config.tls_certificate_file = cert.certificate();
+    config.tls_private_key_file = cert.key();
+    WebConsole console(sim.handler, {}, config);
+    const std::uint16_t port = console.endpoint().port;
+    CHECK(console.url() == "https://" + here + ":" + std::to_string(port) + "/#token=" + console.token());
+    auto trusting = cert.client_context();
+    const Route tls{.address = here, .tls = &trusting};
+    CHECK(http_request(port, http::verb::get, "/", "", tls).status == 200);
+    const std::string plain = raw_exchange(port, "GET / HTTP/1.1\r\nHost: " + here + "\r\n\r\n", {.address = here});
+    CHECK(plain.find("this console serves HTTPS only") != std::string::npos);
+    Viewer owner(port, {.route = tls, .hello = console.token()});
+    CHECK(owner.welcome->at("control").as_bool());
+    CHECK_FALSE(owner.welcome->at("insecure").as_bool());
 }

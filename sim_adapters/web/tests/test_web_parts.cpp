@@ -227,6 +227,19 @@ TEST_CASE("WebProtocol.Incoming.GoodAndBadMessages")
     REQUIRE(ok);
     CHECK_FALSE(ok->id);
     CHECK(ok->text == "revoke caf\xc3\xa9 \xf0\x9f\x98\x80 \"x\"");
+    using Kind = simsync::web::detail::IncomingCommand::Kind;
+    CHECK(ok->kind == Kind::command);
+    ok = parse_incoming(R"({"type":"hello","token":"abc_-9"})", error);
+    REQUIRE(ok);
+    CHECK(ok->kind == Kind::hello);
+    CHECK(ok->token == "abc_-9");
+    ok = parse_incoming(R"({"type":"hello"})", error);
+    REQUIRE(ok);
+    CHECK(ok->kind == Kind::hello);
+    CHECK(ok->token.empty());
+    ok = parse_incoming(R"({"type":"ping"})", error);
+    REQUIRE(ok);
+    CHECK(ok->kind == Kind::ping);
     struct Row {
         const char* message;
         const char* expected;
@@ -235,13 +248,18 @@ TEST_CASE("WebProtocol.Incoming.GoodAndBadMessages")
         {"", "not a JSON object"},
         {"[]", "not a JSON object"},
         {"{", "expected a quoted field name"},
-        {"{}", "needs \"type\" and \"text\""},
-        {R"({"type":"command"})", "needs \"type\" and \"text\""},
+        {"{}", "a message needs \"type\""},
+        {R"({"type":"command"})", "a command needs \"text\""},
+        {R"({"type":"command","text":"pause","token":"t"})", "\"token\" belongs in the hello only"},
+        {R"({"type":"hello","text":"pause"})", "a hello takes \"token\" only"},
+        {R"({"type":"hello","token":5})", "\"token\" must be a string"},
+        {R"({"type":"hello","token":"a","token":"b"})", "field \"token\" given twice"},
+        {R"({"type":"ping","id":1})", "a ping takes no fields"},
         {R"({"type":"command","text":"a","text":"b"})", "field \"text\" given twice"},
         {R"({"type":"command","text":"a"}{})", "text after the object"},
         {R"({"type":"command","text":"a",})", "expected a quoted field name"},
         {R"({"type":"command" "text":"a"})", "expected ',' or '}'"},
-        {R"({"type":"reply","text":"a"})", "\"type\" must be \"command\""},
+        {R"({"type":"reply","text":"a"})", "\"type\" must be \"hello\", \"command\" or \"ping\""},
         {R"({"type":"command","text":null})", "\"text\" must be a string"},
         {R"({"type":"command","text":"a","id":1.5})", "\"id\" must be an integer"},
         {R"({"type":"command","text":"a","id":01})", "\"id\" must be an integer"},
@@ -257,4 +275,89 @@ TEST_CASE("WebProtocol.Incoming.GoodAndBadMessages")
         CHECK_FALSE(parse_incoming(r.message, error));
         CHECK(error.find(r.expected) != std::string::npos);
     }
+}
+
+TEST_CASE("WebScenario.Section.ReadsEveryKeyAndRefusesBadValuesAtTheirPlace")
+{
+    // A file the section may name: this test's own source, readable everywhere it builds.
+    const std::string readable = __FILE__;
+    const ConfigNode full = ConfigNode::parse("web:\n"
+                                              "  listen: 0.0.0.0:8443\n"
+                                              "  certificate: " + readable + "\n"
+                                              "  private_key: " + readable + "\n"
+                                              "  insecure: true\n"
+                                              "  allowed_hosts: [sim.example.org, Other-Host]\n"
+                                              "  require_token: true\n"
+                                              "  max_connections: 10\n"
+                                              "  reserved_for_control: 3\n"
+                                              "  max_per_address: 2\n"
+                                              "  max_pending: 20\n"
+                                              "  handshake_timeout: 1500ms\n"
+                                              "  viewer_idle_timeout: 1min\n"
+                                              "  frame_period: 50ms\n",
+                                              "full.yaml");
+    const WebSection s = read_web_section(full.at("web"));
+    REQUIRE(s.listen);
+    CHECK(s.listen->host == "0.0.0.0");
+    CHECK(s.listen->port == 8443);
+    CHECK(s.config.tls_certificate_file == readable);
+    CHECK(s.config.tls_private_key_file == readable);
+    CHECK(s.config.allow_insecure);
+    CHECK(s.config.allowed_hosts == std::vector<std::string>{"sim.example.org", "Other-Host"});
+    CHECK(s.config.require_token);
+    CHECK(s.config.max_connections == 10);
+    CHECK(s.config.reserved_for_control == 3);
+    CHECK(s.config.max_per_address == 2);
+    CHECK(s.config.max_pending == 20);
+    CHECK(s.config.handshake_timeout == std::chrono::milliseconds(1500));
+    CHECK(s.config.viewer_idle_timeout == std::chrono::minutes(1));
+    CHECK(s.config.frame_period == std::chrono::milliseconds(50));
+
+    // `web:` alone (a null node, as the loader keeps it): the defaults, and nowhere to listen.
+    ScenarioExtensions extensions;
+    register_web_section(extensions);
+    const WebSection empty =
+        read_web_section(load_scenario_string("web:\n", "empty.yaml", extensions).sections.at("web"));
+    CHECK_FALSE(empty.listen);
+    CHECK(empty.config.handshake_timeout == WebConsoleConfig{}.handshake_timeout);
+    CHECK(empty.config.reserved_for_control == WebConsoleConfig{}.reserved_for_control);
+
+    struct Row {
+        std::string yaml; // the section's body, after "web:\n"
+        const char* where; // "file:line:column: key"
+        const char* what;
+    };
+    const Row rows[] = {
+        {"  port: 80\n", "bad.yaml:2:3", "port"},
+        {"  listen: example.org:80\n", "bad.yaml:2:11: web.listen", "is not an IPv4 or IPv6 address"},
+        {"  certificate: /nonexistent/cert.pem\n  private_key: " + readable + "\n", "bad.yaml:2:16: web.certificate",
+         "cannot read '/nonexistent/cert.pem'"},
+        {"  certificate: " + readable + "\n", "bad.yaml:2:3: web", "certificate needs its private_key"},
+        {"  max_connections: 0\n", "bad.yaml:2:20: web.max_connections", "must be > 0, got 0"},
+        {"  max_connections: 3\n  reserved_for_control: 4\n", "bad.yaml:3:25: web.reserved_for_control",
+         "must be from 0 to max_connections (3), got 4"},
+        {"  handshake_timeout: 0s\n", "bad.yaml:2:22: web.handshake_timeout", "must be > 0"},
+        {"  allowed_hosts: [\"sim.example.org:8443\"]\n", "bad.yaml:2:19: web.allowed_hosts[0]",
+         "is not a host name (no port, no scheme)"},
+        {"  insecure: maybe\n", "bad.yaml:2:13: web.insecure", ""},
+    };
+    for (const Row& r : rows) {
+        CAPTURE(r.yaml);
+        try {
+            read_web_section(ConfigNode::parse("web:\n" + r.yaml, "bad.yaml").at("web"));
+            FAIL("accepted");
+        } catch (const ConfigError& e) {
+            const std::string what = e.what();
+            CAPTURE(what);
+            CHECK(what.find(r.where) != std::string::npos);
+            CHECK(what.find(r.what) != std::string::npos);
+        }
+    }
+
+    // Registered, the section is checked when the scenario loads.
+    CHECK_THROWS_WITH_AS(load_scenario_string("web:\n  max_pending: -1\n", "load.yaml", extensions),
+                         doctest::Contains("load.yaml:2:16: web.max_pending"), ConfigError);
+    const ScenarioConfig loaded = load_scenario_string("web:\n  listen: 8080\n", "load.yaml", extensions);
+    REQUIRE(loaded.sections.count("web") == 1);
+    CHECK(read_web_section(loaded.sections.at("web")).listen->port == 8080);
 }

@@ -1,6 +1,7 @@
 #pragma once
-// Raw HTTP and WebSocket clients for the web console's tests (Boost.Beast), on
-// loopback only, every operation bounded in time: no browser needed.
+// Raw HTTP and WebSocket clients for the web console's tests (Boost.Beast, with
+// TLS over Asio's SSL streams), on loopback addresses (or a network namespace
+// the test made) only, every operation bounded in time: no browser needed.
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -8,8 +9,11 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 #include <boost/json.hpp>
 
 #include <chrono>
@@ -17,6 +21,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <variant>
 
 namespace simsync::web::test {
 
@@ -54,23 +59,33 @@ struct HttpResult {
     std::string security_policy;
 };
 
-// One HTTP request on a fresh connection.
+// Where a test client connects from and to, and how.
+struct Route {
+    std::string address = "127.0.0.1"; // the console's address
+    std::string source{};              // the client's own address ("" = the system's choice)
+    asio::ssl::context* tls = nullptr; // TLS with this context (it decides what is trusted)
+};
+
+// Opens `socket` bound to `route.source` if given, for a connection to `route.address`.
+inline void open_from(tcp::socket& socket, const Route& route)
+{
+    const auto to = asio::ip::make_address(route.address);
+    socket.open(to.is_v4() ? tcp::v4() : tcp::v6());
+    if (!route.source.empty()) socket.bind(tcp::endpoint(asio::ip::make_address(route.source), 0));
+}
+
+// One HTTP request on a fresh connection (HTTPS with route.tls).
 inline HttpResult http_request(std::uint16_t port, http::verb verb, const std::string& target,
-                               const std::string& host = "")
+                               const std::string& host = "", const Route& route = {})
 {
     asio::io_context ioc;
-    beast::tcp_stream stream(ioc);
     HttpResult result;
     bool done = false;
     beast::flat_buffer buffer;
     http::request<http::empty_body> req(verb, target, 11);
-    req.set(http::field::host, host.empty() ? "127.0.0.1:" + std::to_string(port) : host);
+    req.set(http::field::host, host.empty() ? route.address + ":" + std::to_string(port) : host);
     http::response<http::string_body> res;
-    stream.async_connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), [&](beast::error_code ec) {
-        if (ec) {
-            done = true;
-            return;
-        }
+    auto exchange = [&](auto& stream) {
         http::async_write(stream, req, [&](beast::error_code ec2, std::size_t) {
             if (ec2) {
                 done = true;
@@ -81,8 +96,29 @@ inline HttpResult http_request(std::uint16_t port, http::verb verb, const std::s
                 done = true;
             });
         });
+    };
+    beast::tcp_stream plain(ioc);
+    std::optional<beast::ssl_stream<beast::tcp_stream&>> tls;
+    open_from(plain.socket(), route);
+    if (route.tls != nullptr) tls.emplace(plain, *route.tls);
+    plain.async_connect(tcp::endpoint(asio::ip::make_address(route.address), port), [&](beast::error_code ec) {
+        if (ec) {
+            done = true;
+            return;
+        }
+        if (!tls) {
+            exchange(plain);
+            return;
+        }
+        tls->async_handshake(asio::ssl::stream_base::client, [&](beast::error_code hec) {
+            if (hec) {
+                done = true;
+                return;
+            }
+            exchange(*tls);
+        });
     });
-    run_until(ioc, done, 10000ms, [&] { stream.cancel(); });
+    run_until(ioc, done, 10000ms, [&] { plain.cancel(); });
     if (result.ok) {
         result.status = res.result_int();
         result.body = res.body();
@@ -94,10 +130,11 @@ inline HttpResult http_request(std::uint16_t port, http::verb verb, const std::s
 
 // Sends raw bytes on a fresh connection and returns what comes back until the
 // server closes (or the timeout).
-inline std::string raw_exchange(std::uint16_t port, const std::string& bytes)
+inline std::string raw_exchange(std::uint16_t port, const std::string& bytes, const Route& route = {})
 {
     asio::io_context ioc;
     tcp::socket socket(ioc);
+    open_from(socket, route);
     std::string received;
     bool done = false;
     std::array<char, 4096> chunk{};
@@ -111,7 +148,7 @@ inline std::string raw_exchange(std::uint16_t port, const std::string& bytes)
             read_more();
         });
     };
-    socket.async_connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), [&](beast::error_code ec) {
+    socket.async_connect(tcp::endpoint(asio::ip::make_address(route.address), port), [&](beast::error_code ec) {
         if (ec) {
             done = true;
             return;
@@ -125,38 +162,80 @@ inline std::string raw_exchange(std::uint16_t port, const std::string& bytes)
     return received;
 }
 
-// A WebSocket client of the console.
+// How a WsClient connects.
+struct Connect {
+    std::string target = "/ws";
+    std::string origin{};       // sent as Origin if not empty
+    int receive_buffer = 0;     // SO_RCVBUF if > 0 (a stalled reader's window)
+    Route route{};              // from and to where, TLS or not
+    // The hello sent once connected: its token ("" = a hello without one), or
+    // nullopt to send none (the caller speaks first, or never).
+    std::optional<std::string> hello = std::string();
+};
+
+// A WebSocket client of the console (ws, or wss with a TLS route).
 class WsClient {
 public:
-    WsClient() : ws_(ioc_) {}
+    using Plain = websocket::stream<beast::tcp_stream>;
+    using Tls = websocket::stream<beast::ssl_stream<beast::tcp_stream>>;
 
-    // Connects and completes the handshake; "" on success, else the error.
-    std::string connect(std::uint16_t port, const std::string& target = "/ws", const std::string& origin = "",
-                        int receive_buffer = 0)
+    // Connects, completes the handshakes and sends the hello; "" on success,
+    // else the error.
+    std::string connect(std::uint16_t port, const Connect& how = {})
     {
+        if (how.route.tls != nullptr) {
+            ws_.emplace<Tls>(ioc_, *how.route.tls);
+        } else {
+            ws_.emplace<Plain>(ioc_);
+        }
         std::string error;
         bool done = false;
-        auto& socket = beast::get_lowest_layer(ws_).socket();
-        socket.open(tcp::v4());
-        if (receive_buffer > 0) socket.set_option(asio::socket_base::receive_buffer_size(receive_buffer));
-        const std::string host = "127.0.0.1:" + std::to_string(port);
-        ws_.set_option(websocket::stream_base::decorator([origin](websocket::request_type& r) {
-            if (!origin.empty()) r.set(http::field::origin, origin);
-        }));
-        beast::get_lowest_layer(ws_).async_connect(
-            tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), [&](beast::error_code ec) {
-                if (ec) {
-                    error = "connect: " + ec.message();
-                    done = true;
-                    return;
-                }
-                ws_.async_handshake(host, target, [&](beast::error_code ec2) {
+        with([&](auto& ws) {
+            auto& socket = beast::get_lowest_layer(ws).socket();
+            open_from(socket, how.route);
+            if (how.receive_buffer > 0) socket.set_option(asio::socket_base::receive_buffer_size(how.receive_buffer));
+            const std::string host = (how.route.address.find(':') != std::string::npos ? "[" + how.route.address + "]"
+                                                                                       : how.route.address) +
+                                     ":" + std::to_string(port);
+            ws.set_option(websocket::stream_base::decorator([origin = how.origin](websocket::request_type& r) {
+                if (!origin.empty()) r.set(http::field::origin, origin);
+            }));
+            auto upgrade = [&, host] {
+                ws.async_handshake(host, how.target, [&](beast::error_code ec2) {
                     if (ec2) error = "handshake: " + ec2.message();
                     done = true;
                 });
-            });
-        if (!run_until(ioc_, done, 10000ms, [&] { beast::get_lowest_layer(ws_).cancel(); })) return "timed out";
-        ws_.read_message_max(64 * 1024 * 1024);
+            };
+            beast::get_lowest_layer(ws).async_connect(
+                tcp::endpoint(asio::ip::make_address(how.route.address), port), [&, upgrade](beast::error_code ec) {
+                    if (ec) {
+                        error = "connect: " + ec.message();
+                        done = true;
+                        return;
+                    }
+                    if constexpr (std::is_same_v<std::decay_t<decltype(ws)>, Tls>) {
+                        ws.next_layer().async_handshake(asio::ssl::stream_base::client, [&, upgrade](beast::error_code hec) {
+                            if (hec) {
+                                error = "tls: " + hec.message();
+                                done = true;
+                                return;
+                            }
+                            upgrade();
+                        });
+                    } else {
+                        upgrade();
+                    }
+                });
+        });
+        if (!run_until(ioc_, done, 10000ms, [&] { with([](auto& ws) { beast::get_lowest_layer(ws).cancel(); }); })) {
+            return "timed out";
+        }
+        with([](auto& ws) { ws.read_message_max(64 * 1024 * 1024); });
+        if (error.empty() && how.hello) {
+            boost::json::object hello{{"type", "hello"}};
+            if (!how.hello->empty()) hello["token"] = *how.hello;
+            if (!send_text(boost::json::serialize(hello))) error = "hello: not sent";
+        }
         return error;
     }
 
@@ -166,18 +245,22 @@ public:
         if (closed_) return std::nullopt;
         bool done = false;
         beast::error_code error;
-        ws_.async_read(buffer_, [&](beast::error_code ec, std::size_t) {
-            error = ec;
-            done = true;
+        with([&](auto& ws) {
+            ws.async_read(buffer_, [&](beast::error_code ec, std::size_t) {
+                error = ec;
+                done = true;
+            });
         });
-        if (!run_until(ioc_, done, timeout, [&] { beast::get_lowest_layer(ws_).cancel(); })) {
+        if (!run_until(ioc_, done, timeout, [&] { with([](auto& ws) { beast::get_lowest_layer(ws).cancel(); }); })) {
             closed_ = true; // a cancelled read leaves the stream unusable
             return std::nullopt;
         }
         if (error) {
             closed_ = true;
-            close_code_ = ws_.reason().code;
-            close_reason_ = std::string(ws_.reason().reason.c_str());
+            with([&](auto& ws) {
+                close_code_ = ws.reason().code;
+                close_reason_ = std::string(ws.reason().reason.c_str());
+            });
             return std::nullopt;
         }
         std::string m = beast::buffers_to_string(buffer_.data());
@@ -242,17 +325,31 @@ private:
     {
         bool done = false;
         beast::error_code error;
-        ws_.text(text);
-        ws_.async_write(asio::buffer(data), [&](beast::error_code ec, std::size_t) {
-            error = ec;
-            done = true;
+        with([&](auto& ws) {
+            ws.text(text);
+            ws.async_write(asio::buffer(data), [&](beast::error_code ec, std::size_t) {
+                error = ec;
+                done = true;
+            });
         });
-        if (!run_until(ioc_, done, 10000ms, [&] { beast::get_lowest_layer(ws_).cancel(); })) return false;
+        if (!run_until(ioc_, done, 10000ms, [&] { with([](auto& ws) { beast::get_lowest_layer(ws).cancel(); }); })) {
+            return false;
+        }
         return !error;
     }
 
+    template <class F>
+    void with(F&& f)
+    {
+        if (auto* t = std::get_if<Tls>(&ws_)) {
+            f(*t);
+        } else {
+            f(std::get<Plain>(ws_));
+        }
+    }
+
     asio::io_context ioc_;
-    websocket::stream<beast::tcp_stream> ws_;
+    std::variant<std::monostate, Plain, Tls> ws_;
     beast::flat_buffer buffer_;
     bool closed_ = false;
     std::uint16_t close_code_ = 0;

@@ -9,11 +9,14 @@
 # With SIMSYNC_BROWSER_TEST=required (CI sets it) a missing tool fails the test
 # instead: scripts/setup-deps installs them, so a skip there would hide a bug.
 #
-# usage: run_browser_test.sh SIMSYNC_DEMO SCREENSHOT_PNG
+# The demo serves TLS with a certificate the test makes with openssl.
+#
+# usage: run_browser_test.sh SIMSYNC_DEMO SCREENSHOT_PNG DEMO_SCENARIO_YAML
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-demo=${1:?usage: run_browser_test.sh SIMSYNC_DEMO SCREENSHOT_PNG}
+demo=${1:?usage: run_browser_test.sh SIMSYNC_DEMO SCREENSHOT_PNG DEMO_SCENARIO_YAML}
 shot=${2:?SCREENSHOT_PNG}
+scenario=${3:?DEMO_SCENARIO_YAML}
 chromium=${CHROMIUM:-/usr/bin/chromium}
 
 skip() {
@@ -25,6 +28,7 @@ skip() {
   exit 77
 }
 command -v node >/dev/null || skip "node not found"
+command -v openssl >/dev/null || skip "openssl not found (the test's certificate)"
 [[ -x $chromium ]] || skip "no Chromium at $chromium"
 major=$(node -p 'process.versions.node.split(".")[0]')
 ((major >= 18)) || skip "node $major is too old (puppeteer-core 24 needs node >= 18)"
@@ -35,7 +39,7 @@ cmp -s "$here/package-lock.json" "$here/node_modules/.simsync-package-lock.json"
 mkdir -p "$(dirname "$shot")"
 rm -f "$shot"
 # Run from here: node resolves puppeteer-core from the test file's directory.
-SIMSYNC_DEMO=$demo SIMSYNC_SCREENSHOT=$shot CHROMIUM=$chromium PUPPETEER_SKIP_DOWNLOAD=1 \
+SIMSYNC_DEMO=$demo SIMSYNC_DEMO_SCENARIO=$scenario SIMSYNC_SCREENSHOT=$shot CHROMIUM=$chromium PUPPETEER_SKIP_DOWNLOAD=1 \
   node --test --test-reporter=spec "$here/console.test.mjs"
 [[ -s $shot ]] || { echo "FAIL: no screenshot at $shot"; exit 1; }
 echo "screenshot: $shot"

@@ -4,5 +4,6 @@
 /// public headers and nothing else.
 
 #include <simsync/web/console.hpp>
+#include <simsync/web/scenario.hpp>
 #include <simsync/web/scene.hpp>
 #include <simsync/web/timeline.hpp>
