@@ -805,7 +805,7 @@ TEST_CASE("Config.Docs.EveryExampleLoads")
     const std::string text = page.str();
     ScenarioExtensions e = balls();
     e.add_clock_sink("ros2", [](const ConfigNode& n) { n.allow_only({"topic"}); });
-    e.add_section("web", [](const ConfigNode& n) { n.allow_only({"port"}); });
+    e.add_section("web", [](const ConfigNode& n) { n.allow_only({"listen"}); }); // a stand-in for the web adapter's
     int blocks = 0;
     for (std::size_t at = 0; (at = text.find("```yaml\n", at)) != std::string::npos;) {
         at += 8;
