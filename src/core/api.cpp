@@ -178,10 +178,6 @@ void detail::AsyncCompletion::operator delete(AsyncCompletion* p, std::destroyin
 detail::CompletionScope::CompletionScope(std::error_code& error, Access& access)
 {
     if (!access.slot_) return; // a refusal
-    if (access.slot_->revoked.load(std::memory_order_acquire)) {
-        refuse_if_revoked(error, access);
-        return;
-    }
     core_ = access.core_;
     slot_ = access.slot_;
     if (!core_->begin_completion(*slot_, access.sequence_)) {
@@ -191,7 +187,12 @@ detail::CompletionScope::CompletionScope(std::error_code& error, Access& access)
         access = Access(errc::stopped, requested);
         error = errc::stopped;
         slot_.reset();
+        return;
     }
+    // Checked after begin_completion: a revoke from here on finds this thread
+    // holding the access (revoked while held, which the Access reports); one
+    // before it leaves no hold to begin.
+    refuse_if_revoked(error, access);
 }
 
 void detail::CompletionScope::refuse_if_revoked(std::error_code& error, Access& access) noexcept
