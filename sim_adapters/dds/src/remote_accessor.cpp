@@ -384,7 +384,7 @@ RemoteAccessor::RemoteAccessor(std::shared_ptr<Participant> participant, std::st
     dds_guid_t guid{};
     detail::check(dds_get_guid(s.reader.get(), &guid), "reading the GUID of the RemoteAccessor's reader");
 
-    const WallTime deadline = WallClock::now() + s.config.join_timeout;
+    const WallTime deadline = deadline_after(s.config.join_timeout);
     if (!detail::wait_for_readers(s.writer.get(), 1, s.config.join_timeout)) {
         throw Error(errc::timed_out, "RemoteAccessor '" + name + "': no host in DDS domain " +
                                          std::to_string(s.participant->config().id) + ", partition '" +
@@ -409,7 +409,7 @@ RemoteAccessor::RemoteAccessor(std::shared_ptr<Participant> participant, std::st
     // admitted or refused.
     std::unique_lock<std::mutex> lock(s.mutex);
     for (;;) {
-        const WallTime next = std::min(deadline, WallClock::now() + detail::kReannouncePeriod);
+        const WallTime next = std::min(deadline, deadline_after(detail::kReannouncePeriod));
         if (s.changed.wait_until(lock, next, [&] { return s.welcome.has_value(); })) break;
         if (WallClock::now() >= deadline) {
             throw Error(errc::timed_out,
@@ -580,7 +580,8 @@ SimTime RemoteAccessor::now() const
 bool RemoteAccessor::wait_for_state(HandlerState state, WallClock::duration timeout) const
 {
     std::unique_lock<std::mutex> lock(state_->mutex);
-    return state_->changed.wait_for(lock, timeout, [&] { return state_->state == state; });
+    return detail::wait_until_deadline(state_->changed, lock, deadline_after(timeout),
+                                       [&] { return state_->state == state; });
 }
 
 std::uint64_t RemoteAccessor::incarnation() const noexcept { return state_->incarnation; }
@@ -600,7 +601,8 @@ remote::RejectionCounts RemoteAccessor::rejections() const
 bool RemoteAccessor::wait_for_rejections(std::uint64_t total, WallClock::duration timeout) const
 {
     std::unique_lock<std::mutex> lock(state_->mutex);
-    return state_->changed.wait_for(lock, timeout, [&] { return state_->all_rejections().total() >= total; });
+    return detail::wait_until_deadline(state_->changed, lock, deadline_after(timeout),
+                                       [&] { return state_->all_rejections().total() >= total; });
 }
 
 } // namespace simsync::dds
