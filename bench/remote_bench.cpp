@@ -22,8 +22,8 @@
 //    request_access does (one more thread wake-up in the child per step);
 //  - simsync, 1 participant: the host runs a SimSyncHandler (a CountingWorld,
 //    1 ms step, no other accessor) and a dds::Bridge; the child is a lockstep
-//    RemoteAccessor that asks for every step: request_access(k ms), then
-//    release_and_request(k + 1 ms) for each next step (one sample each way
+//    RemoteAccessor that asks for every step: request_access for the first,
+//    then release_and_request(k ms) for each next step (one sample each way
 //    per step);
 //  - simsync, 8 participants in 8 processes, each asking for every step (all
 //    shared mode, so that they hold each step together);
@@ -420,6 +420,7 @@ int run_simsync_child(std::uint32_t domain, const std::string& tag, const std::s
     // Starts where the host is (it may have moved before this one joined).
     const std::int64_t first = accessor.now().time_since_epoch().count() / 1'000'000 + 1;
     std::uint64_t switches0 = 0;
+    sd::RemoteAccess a; // held from one step to the next: released with the next request
     for (int k = 0; k < warmup + steps; ++k) {
         const simsync::SimTime t{std::chrono::milliseconds(first + k)};
         if (k == warmup) {
@@ -427,16 +428,16 @@ int run_simsync_child(std::uint32_t domain, const std::string& tag, const std::s
             print_warm();
         }
         const WallTime t0 = WallClock::now();
-        sd::RemoteAccess a = accessor.request_access(t);
+        a = accessor.release_and_request(std::move(a), t);
         if (!a) {
             std::fprintf(stderr, "bench_remote: %s refused at step %d: %s\n", name.c_str(), k,
                          a.error().message().c_str());
             return 1;
         }
         if (k >= warmup) us.push_back(to_us(WallClock::now() - t0));
-        a.release(t + std::chrono::milliseconds(1));
     }
     print_switches(voluntary_switches() - switches0);
+    a.release();
     print_result(us);
     return 0;
 }

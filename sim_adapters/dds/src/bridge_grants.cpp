@@ -41,20 +41,26 @@ void Bridge::Impl::on_request(const std::shared_ptr<Remote>& rec, std::uint64_t 
         update([](BridgeStats& st) { ++st.protocol_errors; });
         return;
     }
+    start_request(rec, seq, t, nullptr);
+}
+
+void Bridge::Impl::start_request(const std::shared_ptr<Remote>& rec, std::uint64_t seq, SimTime t, Access* held)
+{
     rec->pending = seq;
     rec->pending_time = t;
     rec->cancel = std::make_unique<boost::asio::cancellation_signal>();
     std::weak_ptr<Impl> weak = weak_self;
+    auto completion = boost::asio::bind_cancellation_slot(
+        rec->cancel->slot(), boost::asio::bind_executor(asio_executor(exec), [weak, rec, seq](std::error_code ec,
+                                                                                              Access access) {
+            if (auto self = weak.lock()) self->on_completion(rec, seq, ec, std::move(access));
+        }));
     try {
-        rec->accessor.async_request_access(
-            t, boost::asio::bind_cancellation_slot(
-                   rec->cancel->slot(),
-                   boost::asio::bind_executor(asio_executor(exec),
-                                              [weak, rec, seq](std::error_code ec, Access access) {
-                                                  if (auto self = weak.lock()) {
-                                                      self->on_completion(rec, seq, ec, std::move(access));
-                                                  }
-                                              })));
+        if (held != nullptr) {
+            rec->accessor.async_release_and_request(std::move(*held), t, std::move(completion));
+        } else {
+            rec->accessor.async_request_access(t, std::move(completion));
+        }
     } catch (const Error&) {
         rec->pending.reset();
         update([](BridgeStats& st) { ++st.protocol_errors; });
@@ -116,6 +122,46 @@ void Bridge::Impl::complete(Remote& rec, std::uint64_t seq, std::error_code ec, 
     });
 }
 
+void Bridge::Impl::on_release_and_request(const std::shared_ptr<Remote>& rec, std::uint64_t seq,
+                                          const remote::ReleaseAndRequest& r)
+{
+    if (!rec->held || rec->pending) {
+        update([](BridgeStats& st) { ++st.protocol_errors; });
+        return;
+    }
+    Access access = std::move(*rec->held);
+    rec->held.reset();
+    const bool payload_failed = !apply_commands(*rec, access, r.payload);
+    bool bad_bound = false;
+    if (access && r.next < access.granted_time()) {
+        // The participant checks this before it writes: a foreign writer's.
+        bad_bound = true;
+        access.release();
+    }
+    update([&](BridgeStats& st) {
+        ++st.releases;
+        if (payload_failed) ++st.payload_failures;
+        if (bad_bound) ++st.protocol_errors;
+    });
+    // Released and requested in one operation: the handler may hand the next
+    // grant over at once (its completion still comes through the loop). An
+    // access already released (above) or revoked by an operator is not
+    // passed on: a plain request.
+    if (!access) access = Access{};
+    start_request(rec, seq, r.next, access ? &access : nullptr);
+}
+
+bool Bridge::Impl::apply_commands(Remote& rec, Access& access, std::span<const std::uint8_t> commands)
+{
+    if (!access || !config.apply_release) return true;
+    try {
+        config.apply_release(rec.info, access, commands);
+        return true;
+    } catch (...) {
+        return false;
+    }
+}
+
 void Bridge::Impl::on_release(Remote& rec, const remote::Release& r)
 {
     if (!rec.held) {
@@ -124,15 +170,8 @@ void Bridge::Impl::on_release(Remote& rec, const remote::Release& r)
     }
     Access access = std::move(*rec.held);
     rec.held.reset();
-    bool payload_failed = false;
+    const bool payload_failed = !apply_commands(rec, access, r.payload);
     bool bad_bound = false;
-    if (access && config.apply_release) {
-        try {
-            config.apply_release(rec.info, access, r.payload);
-        } catch (...) {
-            payload_failed = true;
-        }
-    }
     if (r.next_request) {
         try {
             access.release(*r.next_request);

@@ -35,6 +35,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -248,6 +249,17 @@ struct Bridge::Impl {
     // Answers request `seq` (granted or refused) and keeps a granted access.
     void complete(Remote& rec, std::uint64_t seq, std::error_code ec, Access access);
     void on_release(Remote& rec, const remote::Release& r);
+    // A release and the next request in one message (its sequence `seq` is
+    // the request's): the commands applied inside the access, then one
+    // Accessor::async_release_and_request.
+    void on_release_and_request(const std::shared_ptr<Remote>& rec, std::uint64_t seq,
+                                const remote::ReleaseAndRequest& r);
+    // Starts request `seq` for `t` on the handler, releasing `*held` in the
+    // same operation if given; its completion comes on the loop.
+    void start_request(const std::shared_ptr<Remote>& rec, std::uint64_t seq, SimTime t, Access* held);
+    // Applies a release's commands inside `access` (BridgeConfig::apply_release);
+    // false if that threw (counted as a payload failure by the caller).
+    bool apply_commands(Remote& rec, Access& access, std::span<const std::uint8_t> commands);
 
     // ---- Writing (bridge_outbox.cpp): the writers, one per participant
     // incarnation, and what waits for a reader to match

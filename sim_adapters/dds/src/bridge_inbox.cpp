@@ -96,6 +96,9 @@ void Bridge::Impl::handle(const simsync_remote_ToHost& sample, dds_instance_hand
                 on_request(rec, m.seq, body.time);
             } else if constexpr (std::is_same_v<T, remote::Release>) {
                 on_release(*rec, body);
+            } else if constexpr (std::is_same_v<T, remote::ReleaseAndRequest>) {
+                update([](BridgeStats& st) { ++st.requests; });
+                on_release_and_request(rec, m.seq, body);
             } else if constexpr (std::is_same_v<T, remote::Cancel>) {
                 on_cancel(*rec, body.request);
             } else if constexpr (std::is_same_v<T, remote::Leave>) {

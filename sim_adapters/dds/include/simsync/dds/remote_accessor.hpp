@@ -174,6 +174,27 @@ public:
     RemoteAccess request_access_until(SimTime t, WallTime deadline, std::stop_token stop = {});
     /// As request_access, but gives up with `timed_out` after `timeout` of wall time.
     RemoteAccess request_access_for(SimTime t, WallClock::duration timeout, std::stop_token stop = {});
+    /// Releases `held` (the host applies `commands` inside it first, as
+    /// RemoteAccess::release does) and asks for `next` in one message, then
+    /// blocks as request_access does: what `held.release(next, commands)`
+    /// followed by `request_access(next, stop)` does, with the same order and
+    /// determinism (on the host, Accessor::release_and_request: until it is
+    /// granted, the request holds time at `next`), in one sample each way per
+    /// step instead of two from the participant. `held` may be empty (a plain
+    /// request); it is empty on return unless the call throws.
+    /// @code
+    /// simsync::dds::RemoteAccess a = controller.request_access(t);
+    /// while (a) {
+    ///     t += period;
+    ///     a = controller.release_and_request(std::move(a), t, decide(a.payload()));
+    /// }
+    /// @endcode
+    /// @throws simsync::Error: invalid_argument if `held` is another
+    ///         accessor's, `next` is before its granted time or `commands`
+    ///         above remote::kMaxPayload (`held` is then still held); busy if a
+    ///         request is pending.
+    RemoteAccess release_and_request(RemoteAccess&& held, SimTime next, std::span<const std::uint8_t> commands = {},
+                                     std::stop_token stop = {});
     /// Starts a request for `t` and returns at once; `token` says how it
     /// completes, with the signature `void(std::error_code, RemoteAccess)`: a
     /// callback bound to an executor, `boost::asio::use_future`,
