@@ -508,23 +508,41 @@ RemoteAccessor::~RemoteAccessor()
     state_->run_ready();
 }
 
-detail::RemoteTicket RemoteAccessor::start_async(SimTime t, std::unique_ptr<detail::RemoteCompletion> completion)
+detail::RemoteTicket RemoteAccessor::start_async(SimTime t, std::unique_ptr<detail::RemoteCompletion> completion,
+                                                 RemoteAccess* held, std::span<const std::uint8_t> commands)
 {
     detail::RemoteState& s = *state_;
+    const bool releasing = held != nullptr && *held;
+    if (releasing) {
+        if (held->state_ != state_) {
+            throw Error(errc::invalid_argument,
+                        "RemoteAccessor '" + s.name + "': async_release_and_request of another accessor's access");
+        }
+        detail::RemoteState::check_release(*held, t, commands);
+    }
     bool stopped = false;
     {
         std::lock_guard<std::mutex> guard(s.mutex);
-        if (s.busy || s.holding) {
+        if (s.busy || (s.holding && !releasing)) {
             throw Error(errc::busy, "RemoteAccessor '" + s.name + "': a request is pending or an access is held");
         }
         stopped = s.state == HandlerState::stopped;
         if (!stopped) s.busy = true;
     }
     if (stopped) {
+        if (releasing) held->release(t, commands);
         completion->complete(make_error_code(errc::stopped), detail::RemoteState::refusal(t, make_error_code(errc::stopped)));
         return {};
     }
-    const std::uint64_t seq = s.write_request(t, &completion);
+    const std::uint64_t seq =
+        releasing ? s.write_request(t, &completion, commands) : s.write_request(t, &completion);
+    if (releasing) {
+        held->held_ = false;
+        if (seq == 0) {
+            std::lock_guard<std::mutex> guard(s.mutex);
+            s.holding = false; // left: the host releases it as it deregisters
+        }
+    }
     if (seq == 0) {
         {
             std::lock_guard<std::mutex> guard(s.mutex);

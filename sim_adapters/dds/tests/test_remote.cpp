@@ -322,6 +322,54 @@ TEST_CASE_FIXTURE(Host, "Remote.Loopback.ReleaseAndRequestAppliesTheCommandsThen
     CHECK(remote.rejections().total() == 0);
 }
 
+TEST_CASE_FIXTURE(Host, "Remote.Async.ReleaseAndRequestChainsOneCompletionPerGrant" * doctest::timeout(120))
+{
+    std::mutex mutex;
+    std::vector<std::pair<simsync::SimTime, std::string>> applied; // on the bridge's loop thread
+    sd::BridgeConfig config;
+    config.apply_release = [&](const sd::RemoteParticipantInfo&, simsync::Access& a, std::span<const std::uint8_t> b) {
+        std::lock_guard<std::mutex> guard(mutex);
+        applied.emplace_back(a.granted_time(), string_of(b));
+    };
+    sd::Bridge bridge(handler, participant, config);
+    sd::RemoteAccessor remote(participant, "planner", {.kind = simsync::AccessorKind::lockstep});
+
+    // Each completion releases its access and asks for the next step in one
+    // message, from the io_context's thread (this one).
+    constexpr int kGrants = 8;
+    boost::asio::io_context io;
+    std::vector<simsync::SimTime> granted;
+    std::error_code error;
+    std::function<void(std::error_code, sd::RemoteAccess)> next = [&](std::error_code e, sd::RemoteAccess a) {
+        if (e) {
+            error = e;
+            return;
+        }
+        granted.push_back(a.granted_time());
+        const int k = static_cast<int>(granted.size());
+        if (k == kGrants) {
+            a.release(bytes_of("last"));
+            return;
+        }
+        remote.async_release_and_request(std::move(a), simsync::sim_time(k * 3ms), bytes_of("cmd " + std::to_string(k)),
+                                         boost::asio::bind_executor(io, next));
+    };
+    remote.async_release_and_request(sd::RemoteAccess{}, simsync::kSimStart, {}, boost::asio::bind_executor(io, next));
+    io.run_for(kWait); // returns once no completion is pending any more
+    CHECK_FALSE(error);
+    REQUIRE(granted.size() == kGrants);
+    for (int k = 0; k < kGrants; ++k) CHECK(granted[k] == simsync::sim_time(k * 3ms));
+    REQUIRE(bridge.wait_until([](const sd::BridgeStats& s) { return s.releases == kGrants; }, kWait));
+    std::lock_guard<std::mutex> guard(mutex);
+    REQUIRE(applied.size() == kGrants);
+    for (int k = 1; k < kGrants; ++k) {
+        CHECK(applied[k - 1].first == simsync::sim_time((k - 1) * 3ms));
+        CHECK(applied[k - 1].second == "cmd " + std::to_string(k));
+    }
+    CHECK(applied.back().second == "last");
+    CHECK(bridge.stats().protocol_errors == 0);
+}
+
 TEST_CASE_FIXTURE(Host, "Remote.Loopback.ABridgeOnAGivenLoopRunsItsCallbacksThere" * doctest::timeout(120))
 {
     simsync::EventLoop loop;

@@ -208,6 +208,15 @@ public:
     /// @throws simsync::Error (busy) if a request is pending or an access held.
     template <class CompletionToken>
     auto async_request_access(SimTime t, CompletionToken&& token);
+    /// The asynchronous release_and_request: releases `held` with `commands`
+    /// and starts the request for `next` in one message, completing as
+    /// async_request_access does. A deferred token (an awaitable) sends it when
+    /// it starts. Defined in simsync/dds/remote_asio.hpp.
+    /// @throws simsync::Error as release_and_request (then `held` is still
+    ///         held, unless the token defers the start).
+    template <class CompletionToken>
+    auto async_release_and_request(RemoteAccess&& held, SimTime next, std::vector<std::uint8_t> commands,
+                                   CompletionToken&& token);
 
     const std::string& name() const noexcept;
     const AccessorOptions& options() const noexcept;
@@ -232,8 +241,11 @@ public:
     bool wait_for_rejections(std::uint64_t total, WallClock::duration timeout) const;
 
 private:
-    // The engine's side of async_request_access (simsync/dds/remote_asio.hpp).
-    detail::RemoteTicket start_async(SimTime t, std::unique_ptr<detail::RemoteCompletion> completion);
+    // The engine's side of async_request_access and async_release_and_request
+    // (simsync/dds/remote_asio.hpp): `held`, if given, is released with
+    // `commands` in the request's message.
+    detail::RemoteTicket start_async(SimTime t, std::unique_ptr<detail::RemoteCompletion> completion,
+                                     RemoteAccess* held = nullptr, std::span<const std::uint8_t> commands = {});
 
     std::shared_ptr<detail::RemoteState> state_;
 };
