@@ -706,8 +706,11 @@ int main(int argc, char** argv)
         if (idle != "halt" && idle != "both") return cli.usage_error("--idle must be halt or both");
         const bool quick = cli.args().quick;
         const int reps = quick ? 1 : 3;
-        if (warmup <= 0) warmup = quick ? 100 : 500;
-        if (steps <= 0) steps = quick ? 500 : 5000;
+        if (warmup <= 0) warmup = quick ? 500 : 2000;
+        if (steps <= 0) steps = quick ? 5000 : 20000;
+        // Enough steps that a run lasts about as long as ddsperf's seconds: a
+        // few hundred steps (tens of milliseconds) were at the mercy of one
+        // burst of another process on this shared 2-vCPU machine.
         const int steps8 = std::max(1, steps / 5);
         if (ddsperf_seconds <= 0) ddsperf_seconds = quick ? 4 : 8;
         if (ddsperf_seconds < 2) return cli.usage_error("--ddsperf-seconds must be at least 2");
