@@ -1411,7 +1411,14 @@ TEST_CASE_FIXTURE(PausedHost, "Remote.CrossProcess.MixedLocalAndRemoteGiveTheRef
 
     // Registration order as in the reference: a (local), then b, then c (remote).
     simsync::Accessor a = handler.register_accessor(kSpecs[0].name, options_of(kSpecs[0]));
-    sd::testing::ChildProcess b(child_args(lease, kSpecs[1]));
+    // b goes from one access to the next with release_and_request (one
+    // RELEASE_AND_REQUEST message), c with release(next) then request_access:
+    // both must give the model's sequence.
+    sd::testing::ChildProcess b([&] {
+        auto args = child_args(lease, kSpecs[1]);
+        args.push_back("--fused");
+        return args;
+    }());
     REQUIRE(bridge.wait_for_participants(1, kWait));
     sd::testing::ChildProcess c(child_args(lease, kSpecs[2]));
     REQUIRE(bridge.wait_for_participants(2, kWait));
