@@ -207,11 +207,20 @@ int run_remote_controller(const RemoteControllerProgram& program, int argc, char
         WireErrorCounts refused;
         std::optional<simsync::SimTime> end; // from the first observation
         std::uint64_t commands = 0;
+        // The access held from one step to the next and the commands for it:
+        // released and the next one requested in one message (one sample per
+        // step each way).
+        sd::RemoteAccess access;
+        std::vector<std::uint8_t> bytes;
         for (std::int64_t n = 0;; ++n) {
             // The first request is at 0 (before the end is known, and before any end).
             const simsync::SimTime at = end ? controller_instant(n, *end) : simsync::kSimStart;
-            delay();
-            sd::RemoteAccess access = accessor->request_access(at, stop.get_token());
+            if (access) {
+                access = accessor->release_and_request(std::move(access), at, bytes, stop.get_token());
+            } else {
+                delay();
+                access = accessor->request_access(at, stop.get_token());
+            }
             if (!access && stop.stop_requested()) {
                 std::printf("%s: ended by %s before %s s, %llu commands sent, %llu "
                             "observations refused\n", name,
@@ -238,7 +247,7 @@ int run_remote_controller(const RemoteControllerProgram& program, int argc, char
                 std::fprintf(stderr, "%s: observation at %s s refused: %s\n", name,
                              format_seconds(access.granted_time()).c_str(), to_string(*error));
                 if (!end) return 1; // without the end there is no schedule to follow
-                access.release(controller_instant(n + 1, *end)); // no command: the host counts it missing
+                bytes.clear(); // no command: the host counts it missing
                 continue;
             }
             const ObservationFrame& o = *observation.value;
@@ -249,11 +258,11 @@ int run_remote_controller(const RemoteControllerProgram& program, int argc, char
             }
             CommandFrame command{.granted = o.granted, .values = program.command(o)};
             if (n == corrupt_at && corruption == "stale") command.granted -= std::chrono::milliseconds(10);
-            std::vector<std::uint8_t> bytes = encode(format, command);
+            bytes = encode(format, command);
             if (n == corrupt_at && corruption == "version") bytes[4] = 99; // the version's low byte
             if (n == corrupt_at && corruption == "missing") bytes.clear();
-            access.release(controller_instant(n + 1, *end), bytes);
-            ++commands;
+            ++commands; // sent with the next request
+            delay();
         }
         std::printf("%s: done, %llu commands sent, %llu observations refused\n", name,
                     static_cast<unsigned long long>(commands), static_cast<unsigned long long>(refused.total()));

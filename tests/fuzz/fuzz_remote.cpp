@@ -95,6 +95,9 @@ void check(const r::HostMessage& m)
     if (const auto* rel = std::get_if<r::Release>(&m.body); rel && rel->payload.size() > r::kMaxPayload) {
         broken("accepted an oversized release payload");
     }
+    if (const auto* rr = std::get_if<r::ReleaseAndRequest>(&m.body); rr && rr->payload.size() > r::kMaxPayload) {
+        broken("accepted an oversized release-and-request payload");
+    }
     if (const auto* a = std::get_if<r::Announce>(&m.body); a && a->options.lookahead.count() < 0) {
         broken("accepted a negative lookahead");
     }

@@ -135,20 +135,70 @@ struct RemoteState {
 
     // Writes a request for `t`. Before the write (the reply may arrive before
     // it returns) it becomes the request waited for, completed by
-    // `*completion` if given (then moved from).
-    std::uint64_t write_request(SimTime t, std::unique_ptr<RemoteCompletion>* completion = nullptr)
+    // `*completion` if given (then moved from). With `release`: the held
+    // access is released in the same message, with those commands
+    // (RELEASE_AND_REQUEST), and no longer held.
+    std::uint64_t write_request(SimTime t, std::unique_ptr<RemoteCompletion>* completion = nullptr,
+                                std::optional<std::span<const std::uint8_t>> release = std::nullopt)
     {
         return write(
-            remote::ToHostKind::request, [&](remote::ToHostWire& m) { m.time = t.time_since_epoch().count(); },
+            release ? remote::ToHostKind::release_and_request : remote::ToHostKind::request,
+            [&](remote::ToHostWire& m) {
+                m.time = t.time_since_epoch().count();
+                if (release) {
+                    m.has_time = true;
+                    m.payload = *release;
+                }
+            },
             [&](std::uint64_t next) {
                 std::lock_guard<std::mutex> guard(mutex);
                 waiting_for = next;
                 reply.reset();
+                if (release) holding = false;
                 if (completion) {
                     async = std::move(*completion);
                     async_requested = t;
                 }
             });
+    }
+
+    // Waits for the reply to request `seq` for `t` (0: it was not written),
+    // as request_access_until does; `busy` is set and ends here.
+    RemoteAccess await_reply(std::uint64_t seq, SimTime t, WallTime deadline, std::stop_token stop)
+    {
+        RemoteAccess access;
+        access.requested_ = t;
+        std::unique_lock<std::mutex> lock(mutex);
+        if (seq == 0) {
+            busy = false;
+            waiting_for.reset();
+            access.error_ = make_error_code(errc::stopped);
+            return access;
+        }
+        auto answered = [&] { return reply.has_value() || state == HandlerState::stopped; };
+        if (deadline == WallTime::max()) {
+            changed.wait(lock, stop, answered);
+        } else {
+            changed.wait_until(lock, stop, deadline, answered);
+        }
+        busy = false;
+        waiting_for.reset();
+        if (reply) {
+            remote::Grant g = std::move(*reply);
+            reply.reset();
+            return accept_reply(std::move(g));
+        }
+        // Not answered: withdraw it at the host (which releases it if it granted
+        // it meanwhile); its reply, no longer waited for, is dropped when it comes.
+        const bool host_stopped = state == HandlerState::stopped;
+        lock.unlock();
+        if (!host_stopped) {
+            write(remote::ToHostKind::cancel, [&](remote::ToHostWire& m) { m.ref = seq; });
+        }
+        access.error_ = make_error_code(host_stopped                  ? errc::stopped
+                                        : stop.stop_requested()       ? errc::cancelled
+                                                                      : errc::timed_out);
+        return access;
     }
 
     void on_data(dds_entity_t rd)
@@ -258,7 +308,10 @@ struct RemoteState {
         return c;
     }
 
-    void release(const RemoteAccess& access, std::optional<SimTime> next, std::span<const std::uint8_t> commands)
+    // Throws (the access still held) for commands above the limit or a next
+    // request before the granted time.
+    static void check_release(const RemoteAccess& access, std::optional<SimTime> next,
+                              std::span<const std::uint8_t> commands)
     {
         if (commands.size() > remote::kMaxPayload) {
             throw Error(errc::invalid_argument, "RemoteAccess::release: a payload of " +
@@ -271,6 +324,11 @@ struct RemoteState {
                                                     " s is before the granted time " +
                                                     format_seconds(access.granted_time().time_since_epoch()) + " s");
         }
+    }
+
+    void release(const RemoteAccess& access, std::optional<SimTime> next, std::span<const std::uint8_t> commands)
+    {
+        check_release(access, next, commands);
         write(remote::ToHostKind::release, [&](remote::ToHostWire& m) {
             m.has_time = next.has_value();
             m.time = next ? next->time_since_epoch().count() : 0;
@@ -384,7 +442,7 @@ RemoteAccessor::RemoteAccessor(std::shared_ptr<Participant> participant, std::st
     dds_guid_t guid{};
     detail::check(dds_get_guid(s.reader.get(), &guid), "reading the GUID of the RemoteAccessor's reader");
 
-    const WallTime deadline = WallClock::now() + s.config.join_timeout;
+    const WallTime deadline = deadline_after(s.config.join_timeout);
     if (!detail::wait_for_readers(s.writer.get(), 1, s.config.join_timeout)) {
         throw Error(errc::timed_out, "RemoteAccessor '" + name + "': no host in DDS domain " +
                                          std::to_string(s.participant->config().id) + ", partition '" +
@@ -409,7 +467,7 @@ RemoteAccessor::RemoteAccessor(std::shared_ptr<Participant> participant, std::st
     // admitted or refused.
     std::unique_lock<std::mutex> lock(s.mutex);
     for (;;) {
-        const WallTime next = std::min(deadline, WallClock::now() + detail::kReannouncePeriod);
+        const WallTime next = std::min(deadline, deadline_after(detail::kReannouncePeriod));
         if (s.changed.wait_until(lock, next, [&] { return s.welcome.has_value(); })) break;
         if (WallClock::now() >= deadline) {
             throw Error(errc::timed_out,
@@ -450,23 +508,41 @@ RemoteAccessor::~RemoteAccessor()
     state_->run_ready();
 }
 
-detail::RemoteTicket RemoteAccessor::start_async(SimTime t, std::unique_ptr<detail::RemoteCompletion> completion)
+detail::RemoteTicket RemoteAccessor::start_async(SimTime t, std::unique_ptr<detail::RemoteCompletion> completion,
+                                                 RemoteAccess* held, std::span<const std::uint8_t> commands)
 {
     detail::RemoteState& s = *state_;
+    const bool releasing = held != nullptr && *held;
+    if (releasing) {
+        if (held->state_ != state_) {
+            throw Error(errc::invalid_argument,
+                        "RemoteAccessor '" + s.name + "': async_release_and_request of another accessor's access");
+        }
+        detail::RemoteState::check_release(*held, t, commands);
+    }
     bool stopped = false;
     {
         std::lock_guard<std::mutex> guard(s.mutex);
-        if (s.busy || s.holding) {
+        if (s.busy || (s.holding && !releasing)) {
             throw Error(errc::busy, "RemoteAccessor '" + s.name + "': a request is pending or an access is held");
         }
         stopped = s.state == HandlerState::stopped;
         if (!stopped) s.busy = true;
     }
     if (stopped) {
+        if (releasing) held->release(t, commands);
         completion->complete(make_error_code(errc::stopped), detail::RemoteState::refusal(t, make_error_code(errc::stopped)));
         return {};
     }
-    const std::uint64_t seq = s.write_request(t, &completion);
+    const std::uint64_t seq =
+        releasing ? s.write_request(t, &completion, commands) : s.write_request(t, &completion);
+    if (releasing) {
+        held->held_ = false;
+        if (seq == 0) {
+            std::lock_guard<std::mutex> guard(s.mutex);
+            s.holding = false; // left: the host releases it as it deregisters
+        }
+    }
     if (seq == 0) {
         {
             std::lock_guard<std::mutex> guard(s.mutex);
@@ -513,51 +589,46 @@ RemoteAccess RemoteAccessor::request_access_for(SimTime t, WallClock::duration t
 RemoteAccess RemoteAccessor::request_access_until(SimTime t, WallTime deadline, std::stop_token stop)
 {
     detail::RemoteState& s = *state_;
-    RemoteAccess access;
-    access.requested_ = t;
     {
         std::lock_guard<std::mutex> guard(s.mutex);
         if (s.busy || s.holding) {
             throw Error(errc::busy, "RemoteAccessor '" + s.name + "': a request is pending or an access is held");
         }
-        if (s.state == HandlerState::stopped) {
-            access.error_ = make_error_code(errc::stopped);
-            return access;
-        }
+        if (s.state == HandlerState::stopped) return detail::RemoteState::refusal(t, make_error_code(errc::stopped));
         s.busy = true;
     }
-    const std::uint64_t seq = s.write_request(t);
-    std::unique_lock<std::mutex> lock(s.mutex);
+    return s.await_reply(s.write_request(t), t, deadline, std::move(stop));
+}
+
+RemoteAccess RemoteAccessor::release_and_request(RemoteAccess&& held, SimTime next,
+                                                 std::span<const std::uint8_t> commands, std::stop_token stop)
+{
+    detail::RemoteState& s = *state_;
+    if (!held) return request_access(next, std::move(stop));
+    if (held.state_ != state_) {
+        throw Error(errc::invalid_argument,
+                    "RemoteAccessor '" + s.name + "': release_and_request of another accessor's access");
+    }
+    detail::RemoteState::check_release(held, next, commands);
+    bool stopped = false;
+    {
+        std::lock_guard<std::mutex> guard(s.mutex);
+        if (s.busy) throw Error(errc::busy, "RemoteAccessor '" + s.name + "': a request is pending");
+        stopped = s.state == HandlerState::stopped;
+        if (!stopped) s.busy = true;
+    }
+    if (stopped) {
+        held.release(next, commands);
+        return detail::RemoteState::refusal(next, make_error_code(errc::stopped));
+    }
+    // One message: the release, its commands and the next request.
+    const std::uint64_t seq = s.write_request(next, nullptr, commands);
+    held.held_ = false;
     if (seq == 0) {
-        s.busy = false;
-        s.waiting_for.reset();
-        access.error_ = make_error_code(errc::stopped);
-        return access;
+        std::lock_guard<std::mutex> guard(s.mutex);
+        s.holding = false; // left: the host releases it as it deregisters
     }
-    auto answered = [&] { return s.reply.has_value() || s.state == HandlerState::stopped; };
-    if (deadline == WallTime::max()) {
-        s.changed.wait(lock, stop, answered);
-    } else {
-        s.changed.wait_until(lock, stop, deadline, answered);
-    }
-    s.busy = false;
-    s.waiting_for.reset();
-    if (s.reply) {
-        remote::Grant g = std::move(*s.reply);
-        s.reply.reset();
-        return s.accept_reply(std::move(g));
-    }
-    // Not answered: withdraw it at the host (which releases it if it granted
-    // it meanwhile); its reply, no longer waited for, is dropped when it comes.
-    const bool host_stopped = s.state == HandlerState::stopped;
-    lock.unlock();
-    if (!host_stopped) {
-        s.write(remote::ToHostKind::cancel, [&](remote::ToHostWire& m) { m.ref = seq; });
-    }
-    access.error_ = make_error_code(host_stopped                  ? errc::stopped
-                                    : stop.stop_requested()       ? errc::cancelled
-                                                                  : errc::timed_out);
-    return access;
+    return s.await_reply(seq, next, WallTime::max(), std::move(stop));
 }
 
 const std::string& RemoteAccessor::name() const noexcept { return state_->name; }
@@ -580,7 +651,8 @@ SimTime RemoteAccessor::now() const
 bool RemoteAccessor::wait_for_state(HandlerState state, WallClock::duration timeout) const
 {
     std::unique_lock<std::mutex> lock(state_->mutex);
-    return state_->changed.wait_for(lock, timeout, [&] { return state_->state == state; });
+    return detail::wait_until_deadline(state_->changed, lock, deadline_after(timeout),
+                                       [&] { return state_->state == state; });
 }
 
 std::uint64_t RemoteAccessor::incarnation() const noexcept { return state_->incarnation; }
@@ -600,7 +672,8 @@ remote::RejectionCounts RemoteAccessor::rejections() const
 bool RemoteAccessor::wait_for_rejections(std::uint64_t total, WallClock::duration timeout) const
 {
     std::unique_lock<std::mutex> lock(state_->mutex);
-    return state_->changed.wait_for(lock, timeout, [&] { return state_->all_rejections().total() >= total; });
+    return detail::wait_until_deadline(state_->changed, lock, deadline_after(timeout),
+                                       [&] { return state_->all_rejections().total() >= total; });
 }
 
 } // namespace simsync::dds

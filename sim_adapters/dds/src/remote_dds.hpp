@@ -74,6 +74,20 @@ remote::ToParticipantWire wire_of(const simsync_remote_ToParticipant& s);
 simsync_remote_ToHost sample_of(const remote::ToHostWire& w);
 simsync_remote_ToParticipant sample_of(const remote::ToParticipantWire& w);
 
+/// Waits on `cv` until `done()` or the deadline (from deadline_after: a
+/// saturated WallTime::max() waits for `done()` only, as the condition
+/// variable's own arithmetic on such an instant would overflow). Returns
+/// done(). The Bridge's and RemoteAccessor's waits.
+template <class ConditionVariable, class Lock, class Done>
+bool wait_until_deadline(ConditionVariable& cv, Lock& lock, WallTime deadline, Done done)
+{
+    if (deadline == WallTime::max()) {
+        cv.wait(lock, done);
+        return true;
+    }
+    return cv.wait_until(lock, deadline, done);
+}
+
 /// The 16 bytes of a DDS GUID.
 std::array<std::uint8_t, 16> guid_bytes(const dds_guid_t& g);
 

@@ -137,7 +137,9 @@ Decoded<HostMessage> decode(const ToHostWire& w)
     if (w.incarnation == 0 || w.seq == 0) return refuse<HostMessage>(Rejection::bad_field);
     if (w.payload.size() > kMaxPayload) return refuse<HostMessage>(Rejection::payload_too_large);
     const auto kind = static_cast<ToHostKind>(w.kind);
-    if (kind != ToHostKind::release && !w.payload.empty()) return refuse<HostMessage>(Rejection::unexpected_payload);
+    if (kind != ToHostKind::release && kind != ToHostKind::release_and_request && !w.payload.empty()) {
+        return refuse<HostMessage>(Rejection::unexpected_payload);
+    }
 
     HostMessage m;
     m.participant = std::string(*name);
@@ -176,6 +178,14 @@ Decoded<HostMessage> decode(const ToHostWire& w)
     case ToHostKind::leave:
         m.body = Leave{};
         break;
+    case ToHostKind::release_and_request: {
+        if (!w.has_time) return refuse<HostMessage>(Rejection::bad_field);
+        ReleaseAndRequest r;
+        r.next = SimTime{SimDuration{w.time}};
+        r.payload.assign(w.payload.begin(), w.payload.end());
+        m.body = std::move(r);
+        break;
+    }
     default:
         return refuse<HostMessage>(Rejection::unknown_kind);
     }

@@ -96,7 +96,9 @@ int main(int argc, char** argv)
         ("hold-until-input", "with --hold-at: hold it until a line (or the end) on stdin, then go on")
         ("stall-after", po::value(&stall_after)->default_value(0),
          "after releasing the K-th access (declaring the next request), sleep instead of asking (0: never)")
-        ("quiet", "print no grant lines");
+        ("quiet", "print no grant lines")
+        ("fused", "go from one access to the next with release_and_request (one message) instead of "
+                  "release(next) then request_access");
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, options), vm);
@@ -154,9 +156,14 @@ int main(int argc, char** argv)
         std::fflush(stdout);
         const std::string commands = vm.count("payload") ? release_payload : name;
         std::uint64_t granted = 0;
+        const bool fused = vm.count("fused") != 0;
+        sd::RemoteAccess held; // --fused: released with the next request
         for (std::uint64_t k = 0; granted < count; ++k) {
             const simsync::SimTime t{simsync::SimDuration{first_ns + static_cast<std::int64_t>(k) * period_ns}};
-            sd::RemoteAccess a = accessor->request_access(t);
+            const std::span<const std::uint8_t> held_bytes(reinterpret_cast<const std::uint8_t*>(commands.data()),
+                                                           commands.size());
+            sd::RemoteAccess a = held ? accessor->release_and_request(std::move(held), t, held_bytes)
+                                      : accessor->request_access(t);
             if (!a) {
                 std::printf("refused %lld %s\n", static_cast<long long>(t.time_since_epoch().count()),
                             a.error().message().c_str());
@@ -184,7 +191,9 @@ int main(int argc, char** argv)
                 std::getline(std::cin, line);
             }
             const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(commands.data()), commands.size());
-            if (granted < count) {
+            if (granted < count && fused && granted != stall_after) {
+                held = std::move(a); // its next request is t + period, the bound release(next) would declare
+            } else if (granted < count) {
                 a.release(t + simsync::SimDuration{period_ns}, bytes);
                 if (granted == stall_after) {
                     std::printf("stalled %lld\n", static_cast<long long>((t + simsync::SimDuration{period_ns}).time_since_epoch().count()));

@@ -261,6 +261,115 @@ TEST_CASE_FIXTURE(Host, "Remote.Loopback.GrantsCarryPayloadsAndReleasesApplyInsi
     CHECK(remote.rejections().total() == 0);
 }
 
+TEST_CASE_FIXTURE(Host, "Remote.Loopback.ReleaseAndRequestAppliesTheCommandsThenGrantsTheNextInOneOperation" *
+                            doctest::timeout(120))
+{
+    std::mutex mutex;
+    std::vector<std::pair<simsync::SimTime, std::string>> applied; // on the bridge's loop thread
+    sd::BridgeConfig config;
+    config.grant_payload = [](const sd::RemoteParticipantInfo&, simsync::Access& a) {
+        return bytes_of("t=" + std::to_string(a.granted_time().time_since_epoch().count()));
+    };
+    config.apply_release = [&](const sd::RemoteParticipantInfo&, simsync::Access& a, std::span<const std::uint8_t> b) {
+        a.world_as<simsync::CountingWorld>().value += 1;
+        std::lock_guard<std::mutex> guard(mutex);
+        applied.emplace_back(a.granted_time(), string_of(b));
+    };
+    sd::Bridge bridge(handler, participant, config);
+    sd::RemoteAccessor remote(participant, "controller", {.kind = simsync::AccessorKind::lockstep});
+
+    // Empty: a plain request.
+    sd::RemoteAccess a = remote.release_and_request(sd::RemoteAccess{}, simsync::sim_time(300us));
+    REQUIRE(a);
+    CHECK(a.granted_time() == simsync::kSimStart);
+    // A next request before the granted time, or commands above the limit:
+    // refused, and the access still held.
+    CHECK_THROWS_AS(remote.release_and_request(std::move(a), simsync::SimTime{-1ms}), simsync::Error);
+    REQUIRE(a);
+    const std::vector<std::uint8_t> too_large(sd::remote::kMaxPayload + 1);
+    CHECK_THROWS_AS(remote.release_and_request(std::move(a), simsync::sim_time(2ms), too_large), simsync::Error);
+    REQUIRE(a);
+
+    constexpr int kGrants = 10;
+    for (int k = 1; k <= kGrants; ++k) {
+        const simsync::SimTime t = simsync::sim_time(k * 2ms + 300us);
+        a = remote.release_and_request(std::move(a), t, bytes_of("cmd " + std::to_string(k - 1)));
+        REQUIRE(a);
+        CHECK(a.requested_time() == t);
+        CHECK(a.granted_time() == simsync::sim_time(k * 2ms));
+        CHECK(string_of(a.payload()) == "t=" + std::to_string(simsync::sim_time(k * 2ms).time_since_epoch().count()));
+        // Lockstep: while it holds k * 2 ms, time is there.
+        CHECK(handler.now() == simsync::sim_time(k * 2ms));
+    }
+    a.release(bytes_of("last"));
+    REQUIRE(bridge.wait_until([](const sd::BridgeStats& s) { return s.releases == kGrants + 1; }, kWait));
+    {
+        std::lock_guard<std::mutex> guard(mutex);
+        REQUIRE(applied.size() == kGrants + 1);
+        for (int k = 0; k < kGrants; ++k) {
+            CHECK(applied[k].first == simsync::sim_time(k * 2ms)); // inside the access released
+            CHECK(applied[k].second == "cmd " + std::to_string(k));
+        }
+        CHECK(applied[kGrants].second == "last");
+    }
+    CHECK(world.value == kGrants + 1);
+    const sd::BridgeStats s = bridge.stats();
+    CHECK(s.requests == kGrants + 1);
+    CHECK(s.grants == kGrants + 1);
+    CHECK(s.protocol_errors == 0);
+    CHECK(s.payload_failures == 0);
+    CHECK(s.rejected.total() == 0);
+    CHECK(remote.rejections().total() == 0);
+}
+
+TEST_CASE_FIXTURE(Host, "Remote.Async.ReleaseAndRequestChainsOneCompletionPerGrant" * doctest::timeout(120))
+{
+    std::mutex mutex;
+    std::vector<std::pair<simsync::SimTime, std::string>> applied; // on the bridge's loop thread
+    sd::BridgeConfig config;
+    config.apply_release = [&](const sd::RemoteParticipantInfo&, simsync::Access& a, std::span<const std::uint8_t> b) {
+        std::lock_guard<std::mutex> guard(mutex);
+        applied.emplace_back(a.granted_time(), string_of(b));
+    };
+    sd::Bridge bridge(handler, participant, config);
+    sd::RemoteAccessor remote(participant, "planner", {.kind = simsync::AccessorKind::lockstep});
+
+    // Each completion releases its access and asks for the next step in one
+    // message, from the io_context's thread (this one).
+    constexpr int kGrants = 8;
+    boost::asio::io_context io;
+    std::vector<simsync::SimTime> granted;
+    std::error_code error;
+    std::function<void(std::error_code, sd::RemoteAccess)> next = [&](std::error_code e, sd::RemoteAccess a) {
+        if (e) {
+            error = e;
+            return;
+        }
+        granted.push_back(a.granted_time());
+        const int k = static_cast<int>(granted.size());
+        if (k == kGrants) {
+            a.release(bytes_of("last"));
+            return;
+        }
+        remote.async_release_and_request(std::move(a), simsync::sim_time(k * 3ms), bytes_of("cmd " + std::to_string(k)),
+                                         boost::asio::bind_executor(io, next));
+    };
+    remote.async_release_and_request(sd::RemoteAccess{}, simsync::kSimStart, {}, boost::asio::bind_executor(io, next));
+    io.run_for(kWait); // returns once no completion is pending any more
+    CHECK_FALSE(error);
+    REQUIRE(granted.size() == kGrants);
+    for (int k = 0; k < kGrants; ++k) CHECK(granted[k] == simsync::sim_time(k * 3ms));
+    REQUIRE(bridge.wait_until([](const sd::BridgeStats& s) { return s.releases == kGrants; }, kWait));
+    std::lock_guard<std::mutex> guard(mutex);
+    REQUIRE(applied.size() == kGrants);
+    for (int k = 1; k < kGrants; ++k) {
+        CHECK(applied[k - 1].first == simsync::sim_time((k - 1) * 3ms));
+        CHECK(applied[k - 1].second == "cmd " + std::to_string(k));
+    }
+    CHECK(applied.back().second == "last");
+    CHECK(bridge.stats().protocol_errors == 0);
+}
+
 TEST_CASE_FIXTURE(Host, "Remote.Loopback.ABridgeOnAGivenLoopRunsItsCallbacksThere" * doctest::timeout(120))
 {
     simsync::EventLoop loop;
@@ -1302,7 +1411,14 @@ TEST_CASE_FIXTURE(PausedHost, "Remote.CrossProcess.MixedLocalAndRemoteGiveTheRef
 
     // Registration order as in the reference: a (local), then b, then c (remote).
     simsync::Accessor a = handler.register_accessor(kSpecs[0].name, options_of(kSpecs[0]));
-    sd::testing::ChildProcess b(child_args(lease, kSpecs[1]));
+    // b goes from one access to the next with release_and_request (one
+    // RELEASE_AND_REQUEST message), c with release(next) then request_access:
+    // both must give the model's sequence.
+    sd::testing::ChildProcess b([&] {
+        auto args = child_args(lease, kSpecs[1]);
+        args.push_back("--fused");
+        return args;
+    }());
     REQUIRE(bridge.wait_for_participants(1, kWait));
     sd::testing::ChildProcess c(child_args(lease, kSpecs[2]));
     REQUIRE(bridge.wait_for_participants(2, kWait));

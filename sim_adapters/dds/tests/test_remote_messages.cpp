@@ -115,6 +115,29 @@ TEST_CASE("RemoteMessages.Decode.EveryParticipantToHostKind")
     CHECK(std::get<r::Cancel>(dc.message->body).request == 4);
 
     CHECK(r::decode(to_host(name, r::ToHostKind::leave, 6)).message->kind() == r::ToHostKind::leave);
+
+    // One sample per step: the release, its commands and the next request.
+    auto rr = to_host(name, r::ToHostKind::release_and_request, 7);
+    rr.has_time = true;
+    rr.time = 41'000'000;
+    rr.payload = bytes;
+    auto drr = r::decode(rr);
+    REQUIRE(drr);
+    CHECK(drr.message->kind() == r::ToHostKind::release_and_request);
+    const auto& rq = std::get<r::ReleaseAndRequest>(drr.message->body);
+    CHECK(rq.next == simsync::sim_time(41ms));
+    CHECK(rq.payload == bytes);
+}
+
+TEST_CASE("RemoteMessages.Decode.RefusesAReleaseAndRequestWithoutItsTime")
+{
+    const NameField name("cam");
+    auto rr = to_host(name, r::ToHostKind::release_and_request, 3);
+    rr.has_time = false;
+    rr.time = 41'000'000;
+    const auto d = r::decode(rr);
+    REQUIRE_FALSE(d);
+    CHECK(d.rejection == r::Rejection::bad_field);
 }
 
 TEST_CASE("RemoteMessages.Decode.RefusesBadParticipantToHostSamples")

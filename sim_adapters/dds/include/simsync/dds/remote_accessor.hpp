@@ -174,6 +174,27 @@ public:
     RemoteAccess request_access_until(SimTime t, WallTime deadline, std::stop_token stop = {});
     /// As request_access, but gives up with `timed_out` after `timeout` of wall time.
     RemoteAccess request_access_for(SimTime t, WallClock::duration timeout, std::stop_token stop = {});
+    /// Releases `held` (the host applies `commands` inside it first, as
+    /// RemoteAccess::release does) and asks for `next` in one message, then
+    /// blocks as request_access does: what `held.release(next, commands)`
+    /// followed by `request_access(next, stop)` does, with the same order and
+    /// determinism (on the host, Accessor::release_and_request: until it is
+    /// granted, the request holds time at `next`), in one sample each way per
+    /// step instead of two from the participant. `held` may be empty (a plain
+    /// request); it is empty on return unless the call throws.
+    /// @code
+    /// simsync::dds::RemoteAccess a = controller.request_access(t);
+    /// while (a) {
+    ///     t += period;
+    ///     a = controller.release_and_request(std::move(a), t, decide(a.payload()));
+    /// }
+    /// @endcode
+    /// @throws simsync::Error: invalid_argument if `held` is another
+    ///         accessor's, `next` is before its granted time or `commands`
+    ///         above remote::kMaxPayload (`held` is then still held); busy if a
+    ///         request is pending.
+    RemoteAccess release_and_request(RemoteAccess&& held, SimTime next, std::span<const std::uint8_t> commands = {},
+                                     std::stop_token stop = {});
     /// Starts a request for `t` and returns at once; `token` says how it
     /// completes, with the signature `void(std::error_code, RemoteAccess)`: a
     /// callback bound to an executor, `boost::asio::use_future`,
@@ -187,6 +208,15 @@ public:
     /// @throws simsync::Error (busy) if a request is pending or an access held.
     template <class CompletionToken>
     auto async_request_access(SimTime t, CompletionToken&& token);
+    /// The asynchronous release_and_request: releases `held` with `commands`
+    /// and starts the request for `next` in one message, completing as
+    /// async_request_access does. A deferred token (an awaitable) sends it when
+    /// it starts. Defined in simsync/dds/remote_asio.hpp.
+    /// @throws simsync::Error as release_and_request (then `held` is still
+    ///         held, unless the token defers the start).
+    template <class CompletionToken>
+    auto async_release_and_request(RemoteAccess&& held, SimTime next, std::vector<std::uint8_t> commands,
+                                   CompletionToken&& token);
 
     const std::string& name() const noexcept;
     const AccessorOptions& options() const noexcept;
@@ -211,8 +241,11 @@ public:
     bool wait_for_rejections(std::uint64_t total, WallClock::duration timeout) const;
 
 private:
-    // The engine's side of async_request_access (simsync/dds/remote_asio.hpp).
-    detail::RemoteTicket start_async(SimTime t, std::unique_ptr<detail::RemoteCompletion> completion);
+    // The engine's side of async_request_access and async_release_and_request
+    // (simsync/dds/remote_asio.hpp): `held`, if given, is released with
+    // `commands` in the request's message.
+    detail::RemoteTicket start_async(SimTime t, std::unique_ptr<detail::RemoteCompletion> completion,
+                                     RemoteAccess* held = nullptr, std::span<const std::uint8_t> commands = {});
 
     std::shared_ptr<detail::RemoteState> state_;
 };

@@ -67,4 +67,21 @@ auto RemoteAccessor::async_request_access(SimTime t, CompletionToken&& token)
         token);
 }
 
+template <class CompletionToken>
+auto RemoteAccessor::async_release_and_request(RemoteAccess&& held, SimTime next, std::vector<std::uint8_t> commands,
+                                               CompletionToken&& token)
+{
+    // The access moves into the initiation, which a deferred token runs later.
+    return boost::asio::async_initiate<CompletionToken, void(std::error_code, RemoteAccess)>(
+        [this, next, access = std::move(held), bytes = std::move(commands)](auto handler) mutable {
+            simsync::detail::start_cancellable<detail::RemoteTicket, &detail::cancel_remote>(
+                std::move(handler), [&](auto h) {
+                    using Handler = decltype(h);
+                    return start_async(next, std::make_unique<detail::RemoteAsioCompletion<Handler>>(std::move(h)),
+                                       &access, bytes);
+                });
+        },
+        token);
+}
+
 } // namespace simsync::dds

@@ -79,7 +79,14 @@ std::string participant_partition(std::string_view partition, std::string_view n
 std::string host_partition(std::string_view partition, std::uint64_t host_incarnation);
 
 /// ToHost.kind (idl/remote.idl).
-enum class ToHostKind : std::uint8_t { announce = 1, request = 2, release = 3, cancel = 4, leave = 5 };
+enum class ToHostKind : std::uint8_t {
+    announce = 1,
+    request = 2,
+    release = 3,
+    cancel = 4,
+    leave = 5,
+    release_and_request = 6,
+};
 /// ToParticipant.kind (idl/remote.idl).
 enum class ToParticipantKind : std::uint8_t { welcome = 1, grant = 2, state = 3 };
 
@@ -190,6 +197,14 @@ struct Release {
     std::optional<SimTime> next_request;
     std::vector<std::uint8_t> payload;
 };
+/// Releases the held access, applying `payload` inside it first, and asks for
+/// access at `next` in the same operation (Accessor::release_and_request on
+/// the host): until it is granted, the request holds time at `next` for a
+/// lockstep participant. The message's sequence number is the request's.
+struct ReleaseAndRequest {
+    SimTime next{};
+    std::vector<std::uint8_t> payload;
+};
 /// Withdraws the pending request whose sequence number is `request`.
 struct Cancel {
     std::uint64_t request = 0;
@@ -202,7 +217,7 @@ struct HostMessage {
     std::string participant;
     std::uint64_t incarnation = 0;
     std::uint64_t seq = 0;
-    std::variant<Announce, Request, Release, Cancel, Leave> body;
+    std::variant<Announce, Request, Release, Cancel, Leave, ReleaseAndRequest> body;
     ToHostKind kind() const noexcept { return static_cast<ToHostKind>(body.index() + 1); }
 };
 
