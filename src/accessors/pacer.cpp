@@ -1,7 +1,7 @@
-#include <simsync/config.hpp>
-#include <simsync/error.hpp>
-#include <simsync/asio.hpp>
-#include <simsync/pacer.hpp>
+#include <simsync/accessors/pacer.hpp>
+#include <simsync/config/config.hpp>
+#include <simsync/core/asio.hpp>
+#include <simsync/core/error.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>

@@ -1,7 +1,7 @@
-#include <simsync/clock_publisher.hpp>
-#include <simsync/config.hpp>
-#include <simsync/time_scale.hpp>
-#include <simsync/time_source.hpp>
+#include <simsync/accessors/clock_publisher.hpp>
+#include <simsync/clock/time_scale.hpp>
+#include <simsync/clock/time_source.hpp>
+#include <simsync/config/config.hpp>
 
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>

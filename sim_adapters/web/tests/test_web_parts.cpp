@@ -5,7 +5,7 @@
 #include "json_writer.hpp"
 #include "protocol.hpp"
 
-#include <simsync/error.hpp>
+#include <simsync/core/error.hpp>
 #include <simsync/web/web.hpp>
 
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN

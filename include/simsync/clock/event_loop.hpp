@@ -4,9 +4,9 @@
 /// publisher's paused messages, real-time timers): one thread, one FIFO of jobs
 /// and wall-clock timers that follow an injected WallClockSource, so that a
 /// ManualWallClock drives them in tests without a real sleep. Free of Boost;
-/// simsync/asio.hpp gives the Asio executor of a loop to asynchronous accessors.
+/// simsync/core/asio.hpp gives the Asio executor of a loop to asynchronous accessors.
 
-#include <simsync/wall_clock.hpp>
+#include <simsync/clock/wall_clock.hpp>
 
 #include <functional>
 #include <memory>
@@ -21,7 +21,7 @@ struct LoopAccess;
 
 /// A handle on an EventLoop: posts jobs to its thread and tells whether the
 /// calling thread is that thread. Not an Asio executor (Asio's executor
-/// concept is asio_executor(), simsync/asio.hpp): simsync's own, Boost-free. Cheap to copy; it does not keep the loop
+/// concept is asio_executor(), simsync/core/asio.hpp): simsync's own, Boost-free. Cheap to copy; it does not keep the loop
 /// alive: once the loop is destroyed, post() throws and sync() runs its job
 /// on the calling thread.
 ///

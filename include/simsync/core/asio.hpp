@@ -9,10 +9,10 @@
 /// BOOST_ASIO_* configuration macro in one target only), or the one-definition
 /// rule breaks (seen here as a crash in a timer wait).
 
-#include <simsync/accessor.hpp>
-#include <simsync/detail/cancel_cell.hpp>
-#include <simsync/error.hpp>
-#include <simsync/event_loop.hpp>
+#include <simsync/clock/event_loop.hpp>
+#include <simsync/core/accessor.hpp>
+#include <simsync/core/detail/cancel_cell.hpp>
+#include <simsync/core/error.hpp>
 
 #include <boost/asio/io_context.hpp>
 
