@@ -87,8 +87,9 @@ struct RealTimePacer::Impl : std::enable_shared_from_this<RealTimePacer::Impl> {
           window(config.rate_window)
     {
         if (!ex) {
-            // A pacer on a manual clock keeps the old meaning of an injected
-            // clock: its waits jump (see EventLoop::ManualTime).
+            // With no loop given, a pacer on a manual clock makes its own loop
+            // whose waits jump to their deadlines (see EventLoop::ManualTime):
+            // a test that injects a clock need not move it by hand.
             own_loop.emplace(clock, EventLoop::ManualTime::jumps_to_deadlines);
             ex = own_loop->executor();
         }

@@ -19,11 +19,11 @@ struct TimerState;
 struct LoopAccess;
 } // namespace detail
 
-/// A handle on an EventLoop: posts jobs to its thread and tells whether the
-/// calling thread is that thread. Not an Asio executor (Asio's executor
-/// concept is asio_executor(), simsync/core/asio.hpp): simsync's own, Boost-free. Cheap to copy; it does not keep the loop
-/// alive: once the loop is destroyed, post() throws and sync() runs its job
-/// on the calling thread.
+/// A handle on an EventLoop that posts jobs to its thread; not an Asio
+/// executor (that is asio_executor() in simsync/core/asio.hpp): this one is
+/// simsync's own and Boost-free. It also tells whether the calling thread is
+/// the loop's. Cheap to copy; it does not keep the loop alive: once the loop
+/// is destroyed, post() throws and sync() runs its job on the calling thread.
 ///
 /// Copy/move: both (a value type). Thread safety: every member is safe from any
 /// thread.

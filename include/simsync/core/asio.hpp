@@ -7,7 +7,7 @@
 /// The library instantiates Asio itself (EventLoop, LoopExecutor): every
 /// translation unit of a program must see Asio configured the same way (no
 /// BOOST_ASIO_* configuration macro in one target only), or the one-definition
-/// rule breaks (seen here as a crash in a timer wait).
+/// rule breaks (a mismatch shows as a crash in a timer wait).
 
 #include <simsync/clock/event_loop.hpp>
 #include <simsync/core/accessor.hpp>
