@@ -55,7 +55,7 @@ private:
     std::string key_;
 };
 
-struct ConfigNodeAccess; // config.cpp's access to the representation
+struct ConfigNodeAccess; // the scenario loader's access to the representation (src/config)
 
 /// A read-only view of one node of a parsed YAML document that remembers where it
 /// came from, so every conversion error names file:line:column and the key path.
