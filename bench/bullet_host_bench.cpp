@@ -21,8 +21,8 @@
 #include "bullet_workload.hpp"
 #include "report.hpp"
 
-#include <simsync/asio.hpp>
 #include <simsync/bullet/bullet.hpp>
+#include <simsync/core/asio.hpp>
 #include <simsync/simsync.hpp>
 
 #include <sched.h>

@@ -29,7 +29,7 @@
 
 #include "harness.hpp"
 
-#include <simsync/asio.hpp>
+#include <simsync/core/asio.hpp>
 #include <simsync/simsync.hpp>
 
 #include <atomic>

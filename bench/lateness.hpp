@@ -14,7 +14,7 @@
 
 #include "report.hpp"
 
-#include <simsync/wall_clock.hpp>
+#include <simsync/clock/wall_clock.hpp>
 
 #include <sys/prctl.h>
 #include <time.h>

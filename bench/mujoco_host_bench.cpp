@@ -21,7 +21,7 @@
 #include "embedded_model.hpp"
 #include "report.hpp"
 
-#include <simsync/asio.hpp>
+#include <simsync/core/asio.hpp>
 #include <simsync/mujoco/mujoco.hpp>
 #include <simsync/simsync.hpp>
 

@@ -23,7 +23,7 @@
 
 #include "report.hpp"
 
-#include <simsync/asio.hpp>
+#include <simsync/core/asio.hpp>
 #include <simsync/simsync.hpp>
 
 #include <boost/asio/co_spawn.hpp>

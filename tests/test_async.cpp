@@ -1,10 +1,10 @@
-// Asynchronous grants (simsync/asio.hpp): completion tokens, executors, inline
+// Asynchronous grants (simsync/core/asio.hpp): completion tokens, executors, inline
 // systems, cancellation, and the four ways of waiting mixed in one handler.
 // Expected values come from the contract in accessor.hpp and handler.hpp.
 
 #include "support.hpp"
 
-#include <simsync/asio.hpp>
+#include <simsync/core/asio.hpp>
 
 #include <doctest/doctest.h>
 

@@ -3,8 +3,8 @@
 // key; numbers ignore the locale; the extension point (world types, clock sink
 // kinds, sections, time sources) validates registered parts at load.
 
-#include <simsync/config.hpp>
-#include <simsync/pacer.hpp>
+#include <simsync/accessors/pacer.hpp>
+#include <simsync/config/config.hpp>
 
 #include <doctest/doctest.h>
 

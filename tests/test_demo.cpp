@@ -9,7 +9,7 @@
 
 #include <doctest/doctest.h>
 
-#include <simsync/clock_udp.hpp>
+#include <simsync/accessors/clock_udp.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/udp.hpp>

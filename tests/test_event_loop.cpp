@@ -3,9 +3,9 @@
 // change notifications (ManualWallClock listeners, TimeScale::subscribe).
 #include <doctest/doctest.h>
 
-#include <simsync/error.hpp>
-#include <simsync/event_loop.hpp>
-#include <simsync/time_scale.hpp>
+#include <simsync/clock/event_loop.hpp>
+#include <simsync/clock/time_scale.hpp>
+#include <simsync/core/error.hpp>
 
 #include <atomic>
 #include <chrono>

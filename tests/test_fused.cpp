@@ -6,7 +6,7 @@
 
 #include "support.hpp"
 
-#include <simsync/asio.hpp>
+#include <simsync/core/asio.hpp>
 
 #include <doctest/doctest.h>
 

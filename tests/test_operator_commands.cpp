@@ -1,4 +1,4 @@
-// Operator commands (simsync/operator_commands.hpp): the parser's table of good
+// Operator commands (simsync/operator/operator_commands.hpp): the parser's table of good
 // and bad lines, and each command's effect on a handler, written from the
 // header's contract.
 

@@ -4,11 +4,11 @@
 
 #include <doctest/doctest.h>
 
-#include <simsync/event_loop.hpp>
-#include <simsync/handler.hpp>
-#include <simsync/pacer.hpp>
-#include <simsync/time_scale.hpp>
-#include <simsync/wall_clock.hpp>
+#include <simsync/accessors/pacer.hpp>
+#include <simsync/clock/event_loop.hpp>
+#include <simsync/clock/time_scale.hpp>
+#include <simsync/clock/wall_clock.hpp>
+#include <simsync/core/handler.hpp>
 
 #include <chrono>
 #include <optional>

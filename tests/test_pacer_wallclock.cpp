@@ -3,10 +3,10 @@
 
 #include <doctest/doctest.h>
 
-#include <simsync/handler.hpp>
-#include <simsync/pacer.hpp>
-#include <simsync/time_scale.hpp>
-#include <simsync/wall_clock.hpp>
+#include <simsync/accessors/pacer.hpp>
+#include <simsync/clock/time_scale.hpp>
+#include <simsync/clock/wall_clock.hpp>
+#include <simsync/core/handler.hpp>
 
 #include <chrono>
 #include <vector>

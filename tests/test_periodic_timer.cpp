@@ -6,13 +6,13 @@
 // it and drains the loop (Executor::sync) before it looks.
 #include <doctest/doctest.h>
 
-#include <simsync/error.hpp>
-#include <simsync/event_loop.hpp>
-#include <simsync/handler.hpp>
-#include <simsync/periodic_timer.hpp>
-#include <simsync/start_signal.hpp>
-#include <simsync/wall_clock.hpp>
-#include <simsync/world.hpp>
+#include <simsync/accessors/periodic_timer.hpp>
+#include <simsync/accessors/start_signal.hpp>
+#include <simsync/clock/event_loop.hpp>
+#include <simsync/clock/wall_clock.hpp>
+#include <simsync/core/error.hpp>
+#include <simsync/core/handler.hpp>
+#include <simsync/core/world.hpp>
 
 #include "support.hpp"
 

@@ -5,9 +5,9 @@
 // 37 ms apart).
 #include <doctest/doctest.h>
 
-#include <simsync/periodic_timer.hpp>
-#include <simsync/start_signal.hpp>
-#include <simsync/wall_clock.hpp>
+#include <simsync/accessors/periodic_timer.hpp>
+#include <simsync/accessors/start_signal.hpp>
+#include <simsync/clock/wall_clock.hpp>
 
 #include <sys/types.h>
 #include <unistd.h>

@@ -1,8 +1,8 @@
 #include <doctest/doctest.h>
 
-#include <simsync/error.hpp>
-#include <simsync/schedule.hpp>
-#include <simsync/time.hpp>
+#include <simsync/core/error.hpp>
+#include <simsync/core/schedule.hpp>
+#include <simsync/core/time.hpp>
 
 #include <vector>
 

@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-#include <simsync/trajectory_hash.hpp>
+#include <simsync/core/trajectory_hash.hpp>
 
 TEST_CASE("TrajectoryHash.Fnv1a.KnownValues")
 {

@@ -11,7 +11,7 @@
 // Example code, not library API.
 
 #include <simsync/bullet/bullet.hpp>
-#include <simsync/time.hpp>
+#include <simsync/core/time.hpp>
 
 #include <cstdint>
 

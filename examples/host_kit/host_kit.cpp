@@ -8,7 +8,7 @@
 #include "stop_signals.hpp"
 #include "web_options.hpp"
 
-#include <simsync/asio.hpp>
+#include <simsync/core/asio.hpp>
 
 #if SIMSYNC_EXAMPLES_WEB
 #include <simsync/web/web.hpp>

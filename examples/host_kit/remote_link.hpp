@@ -25,7 +25,7 @@
 #include "host_kit.hpp"
 #include "remote_wire.hpp"
 
-#include <simsync/handler.hpp>
+#include <simsync/core/handler.hpp>
 
 #include <cstdint>
 #include <functional>

@@ -2,7 +2,7 @@
 
 #include "dds_security.hpp"
 
-#include <simsync/error.hpp>
+#include <simsync/core/error.hpp>
 
 #include <unistd.h>
 

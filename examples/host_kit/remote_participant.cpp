@@ -7,10 +7,10 @@
 #include "remote_link.hpp" // xmit_loss_xml
 #include "stop_signals.hpp"
 
+#include <simsync/core/error.hpp>
 #include <simsync/dds/domain.hpp>
 #include <simsync/dds/remote_accessor.hpp>
 #include <simsync/dds/scenario.hpp>
-#include <simsync/error.hpp>
 
 #include <chrono>
 #include <cstdint>

@@ -40,7 +40,7 @@
 // observation for another instant than its grant (stale_observation). Example
 // code, not library API.
 
-#include <simsync/time.hpp>
+#include <simsync/core/time.hpp>
 
 #include <array>
 #include <cstddef>

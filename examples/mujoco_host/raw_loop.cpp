@@ -12,8 +12,8 @@
 #include "command_line.hpp"
 #include "embedded_model.hpp"
 
-#include <simsync/time.hpp>
-#include <simsync/trajectory_hash.hpp>
+#include <simsync/core/time.hpp>
+#include <simsync/core/trajectory_hash.hpp>
 
 #include <mujoco/mujoco.h>
 

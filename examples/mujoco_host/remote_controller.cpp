@@ -14,7 +14,7 @@
 #include "embedded_model.hpp"
 #include "remote_participant.hpp"
 
-#include <simsync/error.hpp>
+#include <simsync/core/error.hpp>
 #include <simsync/mujoco/mujoco.hpp>
 
 #include <memory>

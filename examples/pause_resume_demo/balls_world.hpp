@@ -2,7 +2,7 @@
 // A dependency-free world for the demo: balls under gravity bouncing on a floor.
 // Deterministic: the same steps and kicks give the same trajectory bit for bit.
 
-#include <simsync/world.hpp>
+#include <simsync/core/world.hpp>
 
 #include <cstdint>
 #include <vector>

@@ -5,7 +5,7 @@
 #include "chrome_trace.hpp"
 #include "web_options.hpp"
 
-#include <simsync/config.hpp>
+#include <simsync/config/config.hpp>
 
 #include <optional>
 #include <string>

@@ -4,7 +4,7 @@
 // thread until the handler has stepped the world there and it is the camera's
 // turn; the handler rounds every request to the 1 ms step grid, so the frames are
 // granted at 0, 33, 67, 100, 133, 167, 200 ms (simsync::round_to_grid,
-// include/simsync/time.hpp).
+// include/simsync/core/time.hpp).
 // A lone accessor steps the world itself on its way to each grant: no other
 // thread is involved. Its cost: a thread per accessor and, once several share a
 // handler, a thread wake-up for most grants.

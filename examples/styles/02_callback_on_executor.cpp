@@ -8,7 +8,7 @@
 // stepping those grants need, so two accessors cost one thread, ours.
 // Next: 03_coroutine.cpp, the same loop written as straight-line code.
 
-#include <simsync/asio.hpp>
+#include <simsync/core/asio.hpp>
 #include <simsync/simsync.hpp>
 
 #include <boost/asio/bind_executor.hpp>

@@ -8,7 +8,7 @@
 // (error_code, Access) as a tuple: a refusal is a value, not an exception.
 // Next: 04_inline_system.cpp, an accessor with no executor at all.
 
-#include <simsync/asio.hpp>
+#include <simsync/core/asio.hpp>
 #include <simsync/simsync.hpp>
 
 #include <boost/asio/co_spawn.hpp>

@@ -10,7 +10,7 @@
 // inline completion is async_request_access with simsync::run_inline.)
 // Same grant rule and order as every other style: 05_mixed.cpp puts all four together.
 
-#include <simsync/asio.hpp>
+#include <simsync/core/asio.hpp>
 #include <simsync/simsync.hpp>
 
 #include <cstdio>

@@ -3,7 +3,7 @@
 // registration order; never by style, nor by which thread comes first. Four
 // exclusive accessors at 100 Hz, one of each style, log their grants by sequence.
 
-#include <simsync/asio.hpp>
+#include <simsync/core/asio.hpp>
 #include <simsync/simsync.hpp>
 
 #include <boost/asio/bind_executor.hpp>

@@ -6,8 +6,8 @@
 // track shows where its thread waited for time and where it held the world,
 // as the web console's timeline does. Example code, not library API.
 
-#include <simsync/time.hpp>
-#include <simsync/wall_clock.hpp>
+#include <simsync/clock/wall_clock.hpp>
+#include <simsync/core/time.hpp>
 
 #include <cstdio>
 #include <memory>

@@ -1,8 +1,8 @@
 #include "command_line.hpp"
 
-#include <simsync/config.hpp>
-#include <simsync/error.hpp>
-#include <simsync/time_scale.hpp>
+#include <simsync/clock/time_scale.hpp>
+#include <simsync/config/config.hpp>
+#include <simsync/core/error.hpp>
 
 #include <charconv>
 #include <cmath>

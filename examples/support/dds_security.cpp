@@ -4,7 +4,7 @@
 #include <simsync/dds/scenario.hpp>
 #endif
 
-#include <simsync/config.hpp>
+#include <simsync/config/config.hpp>
 
 namespace simsync::examples {
 

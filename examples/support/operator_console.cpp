@@ -1,6 +1,6 @@
 #include "operator_console.hpp"
 
-#include <simsync/operator_commands.hpp>
+#include <simsync/operator/operator_commands.hpp>
 
 #include <poll.h>
 #include <sys/ioctl.h>
@@ -195,7 +195,7 @@ void OperatorConsole::stop()
 
 void OperatorConsole::command(const std::string& text)
 {
-    // The same vocabulary and checks as the web console (simsync/operator_commands.hpp).
+    // The same vocabulary and checks as the web console (simsync/operator/operator_commands.hpp).
     try {
         const OperatorCommand c = parse_operator_command(text);
         if (c.kind == OperatorCommand::Kind::status) {

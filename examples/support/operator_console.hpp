@@ -4,12 +4,12 @@
 // thread that reads commands from stdin. Example code, not library API.
 
 #include <cstdint>
-#include <simsync/error.hpp>
-#include <simsync/handler.hpp>
-#include <simsync/pacer.hpp>
-#include <simsync/time.hpp>
-#include <simsync/time_scale.hpp>
-#include <simsync/wall_clock.hpp>
+#include <simsync/accessors/pacer.hpp>
+#include <simsync/clock/time_scale.hpp>
+#include <simsync/clock/wall_clock.hpp>
+#include <simsync/core/error.hpp>
+#include <simsync/core/handler.hpp>
+#include <simsync/core/time.hpp>
 
 #include <atomic>
 #include <deque>

@@ -1,6 +1,6 @@
 #include "pause_at_end.hpp"
 
-#include <simsync/asio.hpp>
+#include <simsync/core/asio.hpp>
 
 #include <climits>
 

@@ -2,8 +2,8 @@
 // The end of a run of fixed length (the programs' --duration), as the example
 // programs mark it. Example code, not library API.
 
-#include <simsync/handler.hpp>
-#include <simsync/time.hpp>
+#include <simsync/core/handler.hpp>
+#include <simsync/core/time.hpp>
 
 #include <atomic>
 #include <functional>

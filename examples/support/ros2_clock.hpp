@@ -9,7 +9,7 @@
 #include "command_line.hpp"
 #include "scenario_clock.hpp"
 
-#include <simsync/config.hpp>
+#include <simsync/config/config.hpp>
 
 #include <cstdint>
 #include <optional>

@@ -1,6 +1,6 @@
 #include "web_options.hpp"
 
-#include <simsync/error.hpp>
+#include <simsync/core/error.hpp>
 
 #include <fstream>
 #include <stdexcept>

@@ -13,7 +13,7 @@
 
 #include "command_line.hpp"
 
-#include <simsync/config.hpp>
+#include <simsync/config/config.hpp>
 
 #include <optional>
 #include <string>

@@ -1,26 +1,27 @@
 #pragma once
 /// @file
-/// Umbrella header: includes every public simsync header and nothing else.
+/// Umbrella header: includes every public simsync header and nothing else, except
+/// core/asio.hpp (the one that includes Boost: include it where asynchronous accessors are used).
 
-#include <simsync/accessor.hpp>
-#include <simsync/clock_publisher.hpp>
-#include <simsync/clock_sink.hpp>
-#include <simsync/clock_udp.hpp>
-#include <simsync/config.hpp>
-#include <simsync/error.hpp>
-#include <simsync/event_loop.hpp>
-#include <simsync/handler.hpp>
-#include <simsync/lateness.hpp>
-#include <simsync/operator_commands.hpp>
-#include <simsync/pacer.hpp>
-#include <simsync/pacing_schedule.hpp>
-#include <simsync/periodic_timer.hpp>
-#include <simsync/rate_window.hpp>
-#include <simsync/schedule.hpp>
-#include <simsync/start_signal.hpp>
-#include <simsync/time.hpp>
-#include <simsync/time_scale.hpp>
-#include <simsync/time_source.hpp>
-#include <simsync/trajectory_hash.hpp>
-#include <simsync/wall_clock.hpp>
-#include <simsync/world.hpp>
+#include <simsync/accessors/clock_publisher.hpp>
+#include <simsync/accessors/clock_sink.hpp>
+#include <simsync/accessors/clock_udp.hpp>
+#include <simsync/accessors/lateness.hpp>
+#include <simsync/accessors/pacer.hpp>
+#include <simsync/accessors/pacing_schedule.hpp>
+#include <simsync/accessors/periodic_timer.hpp>
+#include <simsync/accessors/rate_window.hpp>
+#include <simsync/accessors/start_signal.hpp>
+#include <simsync/clock/event_loop.hpp>
+#include <simsync/clock/time_scale.hpp>
+#include <simsync/clock/time_source.hpp>
+#include <simsync/clock/wall_clock.hpp>
+#include <simsync/config/config.hpp>
+#include <simsync/core/accessor.hpp>
+#include <simsync/core/error.hpp>
+#include <simsync/core/handler.hpp>
+#include <simsync/core/schedule.hpp>
+#include <simsync/core/time.hpp>
+#include <simsync/core/trajectory_hash.hpp>
+#include <simsync/core/world.hpp>
+#include <simsync/operator/operator_commands.hpp>

@@ -1,6 +1,6 @@
-#include <simsync/asio.hpp>
-#include <simsync/clock_publisher.hpp>
-#include <simsync/error.hpp>
+#include <simsync/accessors/clock_publisher.hpp>
+#include <simsync/core/asio.hpp>
+#include <simsync/core/error.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>

@@ -1,5 +1,5 @@
-#include <simsync/clock_sink.hpp>
-#include <simsync/error.hpp>
+#include <simsync/accessors/clock_sink.hpp>
+#include <simsync/core/error.hpp>
 
 #include <utility>
 

@@ -1,5 +1,5 @@
-#include <simsync/clock_udp.hpp>
-#include <simsync/error.hpp>
+#include <simsync/accessors/clock_udp.hpp>
+#include <simsync/core/error.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/udp.hpp>

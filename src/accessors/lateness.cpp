@@ -1,4 +1,4 @@
-#include <simsync/lateness.hpp>
+#include <simsync/accessors/lateness.hpp>
 
 #include <algorithm>
 #include <bit>

@@ -1,7 +1,7 @@
-#include <simsync/config.hpp>
-#include <simsync/error.hpp>
-#include <simsync/asio.hpp>
-#include <simsync/pacer.hpp>
+#include <simsync/accessors/pacer.hpp>
+#include <simsync/config/config.hpp>
+#include <simsync/core/asio.hpp>
+#include <simsync/core/error.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
@@ -87,8 +87,9 @@ struct RealTimePacer::Impl : std::enable_shared_from_this<RealTimePacer::Impl> {
           window(config.rate_window)
     {
         if (!ex) {
-            // A pacer on a manual clock keeps the old meaning of an injected
-            // clock: its waits jump (see EventLoop::ManualTime).
+            // With no loop given, a pacer on a manual clock makes its own loop
+            // whose waits jump to their deadlines (see EventLoop::ManualTime):
+            // a test that injects a clock need not move it by hand.
             own_loop.emplace(clock, EventLoop::ManualTime::jumps_to_deadlines);
             ex = own_loop->executor();
         }

@@ -1,6 +1,6 @@
-#include <simsync/error.hpp>
-#include <simsync/pacing_schedule.hpp>
-#include <simsync/time_scale.hpp>
+#include <simsync/accessors/pacing_schedule.hpp>
+#include <simsync/clock/time_scale.hpp>
+#include <simsync/core/error.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -1,10 +1,10 @@
 #include "signal_state.hpp"
 
-#include <simsync/asio.hpp>
-#include <simsync/error.hpp>
-#include <simsync/handler.hpp>
-#include <simsync/periodic_timer.hpp>
-#include <simsync/schedule.hpp>
+#include <simsync/accessors/periodic_timer.hpp>
+#include <simsync/core/asio.hpp>
+#include <simsync/core/error.hpp>
+#include <simsync/core/handler.hpp>
+#include <simsync/core/schedule.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>

@@ -1,5 +1,5 @@
-#include <simsync/error.hpp>
-#include <simsync/rate_window.hpp>
+#include <simsync/accessors/rate_window.hpp>
+#include <simsync/core/error.hpp>
 
 #include <algorithm>
 #include <chrono>

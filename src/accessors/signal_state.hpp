@@ -1,7 +1,7 @@
 #pragma once
 // Private: the shared state behind a StartStopSignal and how timers listen to it.
 
-#include <simsync/start_signal.hpp>
+#include <simsync/accessors/start_signal.hpp>
 
 #include <cstdint>
 #include <functional>

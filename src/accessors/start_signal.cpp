@@ -1,6 +1,6 @@
 #include "signal_state.hpp"
 
-#include <simsync/start_signal.hpp>
+#include <simsync/accessors/start_signal.hpp>
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
-#include <simsync/asio.hpp>
-#include <simsync/error.hpp>
-#include <simsync/event_loop.hpp>
+#include <simsync/clock/event_loop.hpp>
+#include <simsync/core/asio.hpp>
+#include <simsync/core/error.hpp>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>

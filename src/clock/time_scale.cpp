@@ -1,5 +1,5 @@
-#include <simsync/error.hpp>
-#include <simsync/time_scale.hpp>
+#include <simsync/clock/time_scale.hpp>
+#include <simsync/core/error.hpp>
 
 #include <cmath>
 #include <limits>

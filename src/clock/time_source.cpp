@@ -1,6 +1,6 @@
-#include <simsync/error.hpp>
-#include <simsync/handler.hpp>
-#include <simsync/time_source.hpp>
+#include <simsync/clock/time_source.hpp>
+#include <simsync/core/error.hpp>
+#include <simsync/core/handler.hpp>
 
 #include <algorithm>
 #include <limits>

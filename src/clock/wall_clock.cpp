@@ -1,5 +1,5 @@
-#include <simsync/error.hpp>
-#include <simsync/wall_clock.hpp>
+#include <simsync/clock/wall_clock.hpp>
+#include <simsync/core/error.hpp>
 
 #include <thread>
 

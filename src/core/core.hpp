@@ -5,7 +5,7 @@
 
 #include "waiter.hpp"
 
-#include <simsync/handler.hpp>
+#include <simsync/core/handler.hpp>
 
 #include <boost/intrusive/list.hpp>
 #include <boost/intrusive/set.hpp>

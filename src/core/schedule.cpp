@@ -1,5 +1,5 @@
-#include <simsync/error.hpp>
-#include <simsync/schedule.hpp>
+#include <simsync/core/error.hpp>
+#include <simsync/core/schedule.hpp>
 
 #include <limits>
 #include <numeric>

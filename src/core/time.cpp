@@ -1,5 +1,5 @@
-#include <simsync/error.hpp>
-#include <simsync/time.hpp>
+#include <simsync/core/error.hpp>
+#include <simsync/core/time.hpp>
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include <simsync/trajectory_hash.hpp>
+#include <simsync/core/trajectory_hash.hpp>
 
 namespace simsync {
 

@@ -18,7 +18,7 @@
 // the core's set hooks); every such write would pull the line away from the
 // spinner on the handoff's critical path.
 
-#include <simsync/time.hpp>
+#include <simsync/core/time.hpp>
 
 #include <atomic>
 #include <condition_variable>

@@ -1,4 +1,4 @@
-#include <simsync/world.hpp>
+#include <simsync/core/world.hpp>
 
 namespace simsync {
 

@@ -1,5 +1,5 @@
-#include <simsync/error.hpp>
-#include <simsync/operator_commands.hpp>
+#include <simsync/core/error.hpp>
+#include <simsync/operator/operator_commands.hpp>
 
 #include <charconv>
 #include <chrono>

@@ -1,4 +1,11 @@
 #include <simsync/simsync.hpp>
+// One header of each layer by its own path: the installed tree mirrors include/simsync/.
+#include <simsync/accessors/pacer.hpp>
+#include <simsync/clock/event_loop.hpp>
+#include <simsync/config/config.hpp>
+#include <simsync/core/asio.hpp>
+#include <simsync/core/handler.hpp>
+#include <simsync/operator/operator_commands.hpp>
 
 using namespace std::chrono_literals;
 

@@ -12,7 +12,7 @@
 // in every test build, as `fuzz_config_replay`, which runs the kept corpus
 // (tests/fuzz/corpus/config) once as a regression test.
 
-#include <simsync/config.hpp>
+#include <simsync/config/config.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -41,8 +41,8 @@
 // failure; and what the contract leaves open (who steps, how time moves while
 // a lockstep accessor's request is still pending beyond its bound).
 
-#include <simsync/accessor.hpp>
-#include <simsync/time.hpp>
+#include <simsync/core/accessor.hpp>
+#include <simsync/core/time.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -1,7 +1,7 @@
 #include "model/harness.hpp"
 
-#include <simsync/asio.hpp>
-#include <simsync/error.hpp>
+#include <simsync/core/asio.hpp>
+#include <simsync/core/error.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>

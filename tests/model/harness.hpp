@@ -14,8 +14,8 @@
 #include "model/observation.hpp"
 #include "model/scenario.hpp"
 
-#include <simsync/handler.hpp>
-#include <simsync/world.hpp>
+#include <simsync/core/handler.hpp>
+#include <simsync/core/world.hpp>
 
 #include <boost/asio/io_context.hpp>
 

@@ -3,7 +3,7 @@
 // request of every accessor, the operator's checkpoints and the world's state.
 // Written by the threads of the run, read by the test thread after joining them.
 
-#include <simsync/handler.hpp>
+#include <simsync/core/handler.hpp>
 
 #include <cstdint>
 #include <optional>

@@ -4,9 +4,9 @@
 // drivers inject. Everything is derived from one 64-bit seed, so a failure is
 // reproduced by its seed alone (SIMSYNC_MODEL_SEED).
 
-#include <simsync/accessor.hpp>
-#include <simsync/handler.hpp>
-#include <simsync/time.hpp>
+#include <simsync/core/accessor.hpp>
+#include <simsync/core/handler.hpp>
+#include <simsync/core/time.hpp>
 
 #include <cstdint>
 #include <optional>

@@ -43,7 +43,7 @@
  *                         else flush_and_unlock and Waiter::wait_until)
  *   proctype Exec         the executor's thread: C's async_request_access
  *                         (Core::start_async: start_async), the posted step
- *                         duty (Core::carry_duty), C's completion (asio.hpp's
+ *                         duty (Core::run_step_duty), C's completion (asio.hpp's
  *                         Granted: CompletionScope, Core::begin_completion,
  *                         then the handler), the loop's destruction
  *   proctype Operator     Core::pause, resume, step, revoke, shutdown (with

@@ -1,6 +1,6 @@
 #include <simsync/bullet/bullet_world.hpp>
 
-#include <simsync/error.hpp>
+#include <simsync/core/error.hpp>
 
 #include <btBulletDynamicsCommon.h>
 

@@ -1,6 +1,6 @@
 #include <simsync/bullet/scene.hpp>
 
-#include <simsync/error.hpp>
+#include <simsync/core/error.hpp>
 
 #include <cmath>
 #include <cstdio>

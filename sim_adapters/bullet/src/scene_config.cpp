@@ -1,6 +1,6 @@
 #include <simsync/bullet/scene_config.hpp>
 
-#include <simsync/error.hpp>
+#include <simsync/core/error.hpp>
 
 #include <cstdio>
 #include <limits>

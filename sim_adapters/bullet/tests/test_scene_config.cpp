@@ -6,7 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <simsync/bullet/bullet.hpp>
-#include <simsync/config.hpp>
+#include <simsync/config/config.hpp>
 
 #include <fstream>
 #include <sstream>

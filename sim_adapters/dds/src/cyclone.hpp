@@ -2,9 +2,9 @@
 // Internal: the Cyclone DDS C API as the adapter uses it (errors, owned
 // entities, QoS, waiting for matches). Not installed.
 
+#include <simsync/core/error.hpp>
+#include <simsync/core/time.hpp>
 #include <simsync/dds/qos.hpp>
-#include <simsync/error.hpp>
-#include <simsync/time.hpp>
 
 #include <dds/dds.h>
 

@@ -1,7 +1,7 @@
 #include "cyclone.hpp"
 
+#include <simsync/core/error.hpp>
 #include <simsync/dds/domain.hpp>
-#include <simsync/error.hpp>
 
 #include <arpa/inet.h>
 

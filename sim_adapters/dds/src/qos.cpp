@@ -1,5 +1,5 @@
+#include <simsync/core/error.hpp>
 #include <simsync/dds/qos.hpp>
-#include <simsync/error.hpp>
 
 namespace simsync::dds {
 

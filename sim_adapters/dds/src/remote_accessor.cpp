@@ -1,7 +1,7 @@
 #include "remote_dds.hpp"
 
 #include <simsync/dds/remote_accessor.hpp>
-#include <simsync/error.hpp>
+#include <simsync/core/error.hpp>
 
 #include <algorithm>
 #include <condition_variable>

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include <simsync/error.hpp>
+#include <simsync/core/error.hpp>
 
 #include <algorithm>
 #include <cstring>

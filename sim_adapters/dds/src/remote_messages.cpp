@@ -1,8 +1,8 @@
 // Decoding and checking of the remote participants' messages. Free of Cyclone
 // DDS: the fuzz target (tests/fuzz/fuzz_remote.cpp) compiles this file alone.
 
+#include <simsync/core/error.hpp>
 #include <simsync/dds/remote_messages.hpp>
-#include <simsync/error.hpp>
 
 #include <cstring>
 

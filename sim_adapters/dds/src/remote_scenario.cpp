@@ -1,5 +1,5 @@
+#include <simsync/core/error.hpp>
 #include <simsync/dds/remote_scenario.hpp>
-#include <simsync/error.hpp>
 
 #include <algorithm>
 #include <limits>

@@ -1,7 +1,7 @@
 #include "cyclone.hpp"
 
+#include <simsync/core/error.hpp>
 #include <simsync/dds/scenario.hpp>
-#include <simsync/error.hpp>
 
 #include <filesystem>
 #include <limits>

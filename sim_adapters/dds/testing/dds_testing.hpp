@@ -1,8 +1,8 @@
 #pragma once
 // Test and benchmark support for the DDS adapter: isolation and child processes.
 
+#include <simsync/core/time.hpp>
 #include <simsync/dds/domain.hpp>
-#include <simsync/time.hpp>
 
 #include <sys/types.h>
 

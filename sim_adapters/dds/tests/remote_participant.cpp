@@ -31,9 +31,9 @@
 #include <simsync/dds/bridge.hpp>
 #include "test_programs.hpp"
 
+#include <simsync/core/error.hpp>
 #include <simsync/dds/remote_accessor.hpp>
 #include <simsync/simsync.hpp>
-#include <simsync/error.hpp>
 
 #include <boost/program_options.hpp>
 

@@ -1,6 +1,6 @@
 #include <simsync/mujoco/mujoco_world.hpp>
 
-#include <simsync/error.hpp>
+#include <simsync/core/error.hpp>
 
 #include <charconv>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include <simsync/error.hpp>
+#include <simsync/core/error.hpp>
 #include <simsync/web/console.hpp>
 
 #include <boost/asio/ip/address.hpp>

@@ -1,4 +1,4 @@
-#include <simsync/error.hpp>
+#include <simsync/core/error.hpp>
 #include <simsync/web/timeline.hpp>
 
 #include <algorithm>

@@ -5,7 +5,7 @@
 #include "json_writer.hpp"
 #include "protocol.hpp"
 
-#include <simsync/error.hpp>
+#include <simsync/core/error.hpp>
 #include <simsync/web/web.hpp>
 
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
@@ -279,8 +279,10 @@ TEST_CASE("WebProtocol.Incoming.GoodAndBadMessages")
 
 TEST_CASE("WebScenario.Section.ReadsEveryKeyAndRefusesBadValuesAtTheirPlace")
 {
-    // A file the section may name: this test's own source, readable everywhere it builds.
-    const std::string readable = __FILE__;
+    // A file the section may name: this test's own source, readable everywhere it
+    // builds. By the absolute path CMake gives: __FILE__ is relative where ccache
+    // rewrites paths under its base_dir, and the test runs in another directory.
+    const std::string readable = SIMSYNC_WEB_PARTS_SOURCE;
     const ConfigNode full = ConfigNode::parse("web:\n"
                                               "  listen: 0.0.0.0:8443\n"
                                               "  certificate: " + readable + "\n"

@@ -7,8 +7,8 @@
 
 #include <simsync/bullet/scene.hpp>
 #include <simsync/bullet/trajectory_hash.hpp>
-#include <simsync/time.hpp>
-#include <simsync/world.hpp>
+#include <simsync/core/time.hpp>
+#include <simsync/core/world.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -26,7 +26,7 @@
 /// order (a missing size or radius: when nothing else is wrong).
 
 #include <simsync/bullet/scene.hpp>
-#include <simsync/config.hpp>
+#include <simsync/config/config.hpp>
 
 #include <string>
 

@@ -1,9 +1,9 @@
 #pragma once
 /// @file
 /// The trajectory hash under its Bullet adapter name: the hash itself is the
-/// core's (simsync/trajectory_hash.hpp), shared by every engine adapter.
+/// core's (simsync/core/trajectory_hash.hpp), shared by every engine adapter.
 
-#include <simsync/trajectory_hash.hpp>
+#include <simsync/core/trajectory_hash.hpp>
 
 namespace simsync::bullet {
 

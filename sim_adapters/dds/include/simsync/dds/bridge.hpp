@@ -5,11 +5,11 @@
 /// The participant side is simsync::dds::RemoteAccessor (remote_accessor.hpp);
 /// the messages are in idl/remote.idl and remote_messages.hpp.
 
-#include <simsync/accessor.hpp>
+#include <simsync/clock/event_loop.hpp>
+#include <simsync/core/accessor.hpp>
+#include <simsync/core/handler.hpp>
 #include <simsync/dds/domain.hpp>
 #include <simsync/dds/remote_messages.hpp>
-#include <simsync/event_loop.hpp>
-#include <simsync/handler.hpp>
 
 #include <cstddef>
 #include <cstdint>

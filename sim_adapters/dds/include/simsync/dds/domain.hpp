@@ -4,7 +4,7 @@
 /// and which network it talks on. Shared by every endpoint of the adapter (the
 /// ROS 2 clock sink and follower; remote participants build on the same pieces).
 
-#include <simsync/time.hpp>
+#include <simsync/core/time.hpp>
 
 #include <cstdint>
 #include <memory>

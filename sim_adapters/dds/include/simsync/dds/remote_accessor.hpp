@@ -7,10 +7,10 @@
 /// its construction, and the world is reached through payloads instead of
 /// `Access::world()`.
 
-#include <simsync/accessor.hpp>
+#include <simsync/core/accessor.hpp>
+#include <simsync/core/handler.hpp>
 #include <simsync/dds/domain.hpp>
 #include <simsync/dds/remote_messages.hpp>
-#include <simsync/handler.hpp>
 
 #include <cstdint>
 #include <memory>

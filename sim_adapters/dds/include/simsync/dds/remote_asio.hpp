@@ -1,11 +1,11 @@
 #pragma once
 /// @file
-/// RemoteAccessor::async_request_access on Boost.Asio (as simsync/asio.hpp is
+/// RemoteAccessor::async_request_access on Boost.Asio (as simsync/core/asio.hpp is
 /// for the local Accessor). Include it only where asynchronous remote requests
 /// are used.
 
+#include <simsync/core/detail/cancel_cell.hpp>
 #include <simsync/dds/remote_accessor.hpp>
-#include <simsync/detail/cancel_cell.hpp>
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/associated_executor.hpp>

@@ -17,9 +17,9 @@
 ///    by reason.
 /// Nothing refused is ever applied.
 
-#include <simsync/accessor.hpp>
-#include <simsync/handler.hpp>
-#include <simsync/time.hpp>
+#include <simsync/core/accessor.hpp>
+#include <simsync/core/handler.hpp>
+#include <simsync/core/time.hpp>
 
 #include <array>
 #include <cstddef>

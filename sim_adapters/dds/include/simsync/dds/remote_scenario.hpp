@@ -16,12 +16,12 @@
 /// pause) of the handler reaches every participant the same way (the `STATE`
 /// message): see docs/remote.md.
 
-#include <simsync/accessor.hpp>
-#include <simsync/config.hpp>
+#include <simsync/config/config.hpp>
+#include <simsync/core/accessor.hpp>
+#include <simsync/core/handler.hpp>
 #include <simsync/dds/bridge.hpp>
 #include <simsync/dds/domain.hpp>
 #include <simsync/dds/remote_accessor.hpp>
-#include <simsync/handler.hpp>
 
 #include <cstddef>
 #include <limits>

@@ -10,10 +10,10 @@
 /// final, plain CDR (XCDR1): 12 bytes per sample, a 4-byte encapsulation header
 /// and two little-endian 32-bit integers.
 
-#include <simsync/clock_publisher.hpp>
+#include <simsync/accessors/clock_publisher.hpp>
+#include <simsync/clock/time_source.hpp>
 #include <simsync/dds/domain.hpp>
 #include <simsync/dds/qos.hpp>
-#include <simsync/time_source.hpp>
 
 #include <cstddef>
 #include <cstdint>

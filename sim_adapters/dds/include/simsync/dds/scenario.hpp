@@ -4,7 +4,7 @@
 /// (`clock.sinks[i].ros2`), checked when the scenario loads, with errors that
 /// name file:line:column and the key like the rest of the configuration.
 
-#include <simsync/config.hpp>
+#include <simsync/config/config.hpp>
 #include <simsync/dds/domain.hpp>
 #include <simsync/dds/ros2_clock.hpp>
 

@@ -2,10 +2,10 @@
 /// @file
 /// MujocoWorld: a MuJoCo model and its data behind simsync::World.
 
-#include <simsync/accessor.hpp>
-#include <simsync/time.hpp>
-#include <simsync/trajectory_hash.hpp>
-#include <simsync/world.hpp>
+#include <simsync/core/accessor.hpp>
+#include <simsync/core/time.hpp>
+#include <simsync/core/trajectory_hash.hpp>
+#include <simsync/core/world.hpp>
 
 #include <mujoco/mujoco.h>
 

@@ -5,10 +5,10 @@
 /// factor, the accessors, a timeline of grants and the world, and that pause,
 /// step, run until, scale and revoke through the handler's public API.
 
-#include <simsync/handler.hpp>
-#include <simsync/pacer.hpp>
-#include <simsync/time.hpp>
-#include <simsync/time_scale.hpp>
+#include <simsync/accessors/pacer.hpp>
+#include <simsync/clock/time_scale.hpp>
+#include <simsync/core/handler.hpp>
+#include <simsync/core/time.hpp>
 #include <simsync/web/scene.hpp>
 #include <simsync/web/timeline.hpp>
 

@@ -26,7 +26,7 @@
 /// the whole is acceptable (TLS or `insecure` off loopback) is the WebConsole
 /// constructor's check, once a program has merged its command line in.
 
-#include <simsync/config.hpp>
+#include <simsync/config/config.hpp>
 #include <simsync/web/console.hpp>
 
 #include <optional>

@@ -4,7 +4,7 @@
 /// fills from its world inside a shared access, so every picture is one
 /// consistent instant of the simulation.
 
-#include <simsync/world.hpp>
+#include <simsync/core/world.hpp>
 
 #include <cstdint>
 #include <optional>

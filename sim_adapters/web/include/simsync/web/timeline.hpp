@@ -4,7 +4,7 @@
 /// accessor threads report them, for the web console's live timeline (the
 /// `--trace` picture, live).
 
-#include <simsync/time.hpp>
+#include <simsync/core/time.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -3,8 +3,8 @@
 /// What a clock publisher sends and where: ClockMessage, the ClockSink
 /// interface and the sink that calls a function.
 
-#include <simsync/time.hpp>
-#include <simsync/time_source.hpp>
+#include <simsync/clock/time_source.hpp>
+#include <simsync/core/time.hpp>
 
 #include <cstdint>
 #include <functional>

@@ -4,14 +4,14 @@
 /// that steps the world) that publishes the selected time source at a fixed rate
 /// of simulated time, to any number of sinks.
 
-#include <simsync/clock_sink.hpp>
-#include <simsync/clock_udp.hpp>
-#include <simsync/event_loop.hpp>
-#include <simsync/handler.hpp>
-#include <simsync/schedule.hpp>
-#include <simsync/time.hpp>
-#include <simsync/time_source.hpp>
-#include <simsync/wall_clock.hpp>
+#include <simsync/accessors/clock_sink.hpp>
+#include <simsync/accessors/clock_udp.hpp>
+#include <simsync/clock/event_loop.hpp>
+#include <simsync/clock/time_source.hpp>
+#include <simsync/clock/wall_clock.hpp>
+#include <simsync/core/handler.hpp>
+#include <simsync/core/schedule.hpp>
+#include <simsync/core/time.hpp>
 
 #include <chrono>
 #include <cstdint>

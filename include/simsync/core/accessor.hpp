@@ -2,9 +2,9 @@
 /// @file
 /// Accessors and accesses: how a thread gets timestamped access to the world.
 
-#include <simsync/error.hpp>
-#include <simsync/time.hpp>
-#include <simsync/world.hpp>
+#include <simsync/core/error.hpp>
+#include <simsync/core/time.hpp>
+#include <simsync/core/world.hpp>
 
 #include <atomic>
 #include <cstddef>
@@ -26,7 +26,7 @@ namespace detail {
 class Core;
 struct Slot;
 
-// The type-erased completion of an asynchronous request; simsync/asio.hpp
+// The type-erased completion of an asynchronous request; simsync/core/asio.hpp
 // makes one from an Asio completion handler. The core calls exactly one of
 // `complete` (with the Access, or an empty one and the refusal), after its lock
 // is released; `poster` gives a function that runs a job (the step duty) on
@@ -99,7 +99,7 @@ struct AsyncTicket {
 void cancel_async(const AsyncTicket& ticket) noexcept;
 
 // Brackets the run of an executor completion that carries a granted Access
-// (simsync/asio.hpp wraps every such completion in one). While it lives, the
+// (simsync/core/asio.hpp wraps every such completion in one). While it lives, the
 // running thread is the access's holder, as a blocking requester is: the
 // handler's calls that would wait for that access (wait_until_paused, run())
 // refuse on it. A grant that is no longer held when its completion begins is
@@ -261,7 +261,7 @@ private:
 ///  - a blocking request on a thread of its own (`request_access` and variants);
 ///  - an asynchronous request completed on an Asio executor
 ///    (`async_request_access` with a handler bound to an executor, a C++20
-///    coroutine with `use_awaitable`, ...: see simsync/asio.hpp);
+///    coroutine with `use_awaitable`, ...: see simsync/core/asio.hpp);
 ///  - an inline system: an asynchronous request whose completion handler has no
 ///    executor of its own (or is wrapped in simsync::run_inline), completed on
 ///    the thread that steps the world, right after the step, with no handoff;
@@ -338,7 +338,7 @@ public:
     /// The asynchronous release_and_request: releases `held` and starts the
     /// request for `next` in one operation under one lock, completing as
     /// async_request_access does (one completion per grant; once warm no
-    /// allocation per request). Defined in simsync/asio.hpp.
+    /// allocation per request). Defined in simsync/core/asio.hpp.
     /// @throws simsync::Error as release_and_request.
     template <class CompletionToken>
     auto async_release_and_request(Access&& held, SimTime next, CompletionToken&& token);
@@ -390,7 +390,7 @@ public:
     ///  - Terminal, partial or total cancellation through the handler's
     ///    associated cancellation slot withdraws a pending request (`cancelled`).
     /// The calling thread may step the world itself if this request is the next
-    /// to be granted (StepThread::any). Defined in simsync/asio.hpp: include it.
+    /// to be granted (StepThread::any). Defined in simsync/core/asio.hpp: include it.
     /// @throws simsync::Error: busy (a request pending or an access held),
     ///         invalid_state (a moved-from Accessor).
     template <class CompletionToken>
@@ -417,7 +417,7 @@ private:
     {
     }
     // The engine's side of async_request_access and async_release_and_request
-    // (simsync/asio.hpp): `held`, if given, is released first, in one operation.
+    // (simsync/core/asio.hpp): `held`, if given, is released first, in one operation.
     detail::AsyncTicket start_async(SimTime t, std::unique_ptr<detail::AsyncCompletion> completion,
                                     Access* held = nullptr);
     detail::CompletionMemory* completion_memory() const;

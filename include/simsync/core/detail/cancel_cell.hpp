@@ -2,7 +2,7 @@
 /// @file
 /// Internal, not API: how an asynchronous request is withdrawn through an Asio
 /// cancellation slot. One mechanism for every asynchronous request of simsync
-/// (Accessor::async_request_access in simsync/asio.hpp, and the dds adapter's
+/// (Accessor::async_request_access in simsync/core/asio.hpp, and the dds adapter's
 /// RemoteAccessor::async_request_access in simsync/dds/remote_asio.hpp).
 
 #include <boost/asio/associated_cancellation_slot.hpp>

@@ -4,9 +4,9 @@
 /// "the time", selected by name (`sim`, `simulation`, `system`, `ros`,
 /// `external`, or a user's own).
 
-#include <simsync/time.hpp>
-#include <simsync/time_scale.hpp>
-#include <simsync/wall_clock.hpp>
+#include <simsync/clock/time_scale.hpp>
+#include <simsync/clock/wall_clock.hpp>
+#include <simsync/core/time.hpp>
 
 #include <atomic>
 #include <chrono>

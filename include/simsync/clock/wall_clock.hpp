@@ -2,7 +2,7 @@
 /// @file
 /// Injectable wall time: the real clocks in production, a manual clock in tests.
 
-#include <simsync/time.hpp>
+#include <simsync/core/time.hpp>
 
 #include <chrono>
 #include <cstdint>

@@ -2,7 +2,7 @@
 /// @file
 /// The real-time factor achieved over a sliding window of wall time.
 
-#include <simsync/time.hpp>
+#include <simsync/core/time.hpp>
 
 #include <cstddef>
 #include <deque>

@@ -7,12 +7,12 @@
 /// The library instantiates Asio itself (EventLoop, LoopExecutor): every
 /// translation unit of a program must see Asio configured the same way (no
 /// BOOST_ASIO_* configuration macro in one target only), or the one-definition
-/// rule breaks (seen here as a crash in a timer wait).
+/// rule breaks (a mismatch shows as a crash in a timer wait).
 
-#include <simsync/accessor.hpp>
-#include <simsync/detail/cancel_cell.hpp>
-#include <simsync/error.hpp>
-#include <simsync/event_loop.hpp>
+#include <simsync/clock/event_loop.hpp>
+#include <simsync/core/accessor.hpp>
+#include <simsync/core/detail/cancel_cell.hpp>
+#include <simsync/core/error.hpp>
 
 #include <boost/asio/io_context.hpp>
 

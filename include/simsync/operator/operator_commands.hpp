@@ -4,9 +4,9 @@
 /// console (pause, resume, step N, run until T, scale X, revoke NAME), parsed and
 /// validated in one place and carried out through the handler's public API.
 
-#include <simsync/handler.hpp>
-#include <simsync/time.hpp>
-#include <simsync/time_scale.hpp>
+#include <simsync/clock/time_scale.hpp>
+#include <simsync/core/handler.hpp>
+#include <simsync/core/time.hpp>
 
 #include <cstdint>
 #include <string>

@@ -5,14 +5,14 @@
 /// headers of their own: the pacing maths (pacing_schedule.hpp), the lateness
 /// histogram (lateness.hpp) and the achieved real-time factor (rate_window.hpp).
 
-#include <simsync/event_loop.hpp>
-#include <simsync/handler.hpp>
-#include <simsync/lateness.hpp>
-#include <simsync/pacing_schedule.hpp>
-#include <simsync/rate_window.hpp>
-#include <simsync/time.hpp>
-#include <simsync/time_scale.hpp>
-#include <simsync/wall_clock.hpp>
+#include <simsync/accessors/lateness.hpp>
+#include <simsync/accessors/pacing_schedule.hpp>
+#include <simsync/accessors/rate_window.hpp>
+#include <simsync/clock/event_loop.hpp>
+#include <simsync/clock/time_scale.hpp>
+#include <simsync/clock/wall_clock.hpp>
+#include <simsync/core/handler.hpp>
+#include <simsync/core/time.hpp>
 
 #include <chrono>
 #include <cstdint>

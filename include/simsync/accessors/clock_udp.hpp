@@ -3,7 +3,7 @@
 /// The clock on UDP: the 32-byte datagram of docs/clock_udp.md and the sink
 /// that sends it.
 
-#include <simsync/clock_sink.hpp>
+#include <simsync/accessors/clock_sink.hpp>
 
 #include <array>
 #include <cstddef>

@@ -4,7 +4,7 @@
 /// the wall-clock deadline of each grant, the catch-up policy, re-anchoring on
 /// pause, resume, step and scale changes.
 
-#include <simsync/time.hpp>
+#include <simsync/core/time.hpp>
 
 #include <cstdint>
 #include <string>

@@ -2,8 +2,8 @@
 /// @file
 /// The time scale: simulated seconds per wall second, changeable by any thread.
 
-#include <simsync/time.hpp>
-#include <simsync/wall_clock.hpp>
+#include <simsync/clock/wall_clock.hpp>
+#include <simsync/core/time.hpp>
 
 #include <atomic>
 #include <cstdint>

@@ -2,7 +2,7 @@
 /// @file
 /// The world interface: what a SimSyncHandler advances.
 
-#include <simsync/time.hpp>
+#include <simsync/core/time.hpp>
 
 #include <atomic>
 #include <cstdint>

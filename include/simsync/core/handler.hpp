@@ -3,10 +3,10 @@
 /// SimSyncHandler: the one object per simulation that owns simulated time and
 /// grants timestamped access to the world.
 
-#include <simsync/accessor.hpp>
-#include <simsync/error.hpp>
-#include <simsync/time.hpp>
-#include <simsync/world.hpp>
+#include <simsync/core/accessor.hpp>
+#include <simsync/core/error.hpp>
+#include <simsync/core/time.hpp>
+#include <simsync/core/world.hpp>
 
 #include <cstdint>
 #include <exception>

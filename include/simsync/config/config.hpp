@@ -9,13 +9,13 @@
 /// that loads runs, and a scenario that does not names the place of its first
 /// error. The file format is described in docs/config.md.
 
-#include <simsync/accessor.hpp>
-#include <simsync/error.hpp>
-#include <simsync/handler.hpp>
-#include <simsync/pacer.hpp>
-#include <simsync/periodic_timer.hpp>
-#include <simsync/schedule.hpp>
-#include <simsync/time.hpp>
+#include <simsync/accessors/pacer.hpp>
+#include <simsync/accessors/periodic_timer.hpp>
+#include <simsync/core/accessor.hpp>
+#include <simsync/core/error.hpp>
+#include <simsync/core/handler.hpp>
+#include <simsync/core/schedule.hpp>
+#include <simsync/core/time.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -55,7 +55,7 @@ private:
     std::string key_;
 };
 
-struct ConfigNodeAccess; // config.cpp's access to the representation
+struct ConfigNodeAccess; // the scenario loader's access to the representation (src/config)
 
 /// A read-only view of one node of a parsed YAML document that remembers where it
 /// came from, so every conversion error names file:line:column and the key path.

@@ -3,7 +3,7 @@
 /// Exact periodic instants: the n-th request of a 30 Hz camera is at n/30 s,
 /// computed from n, never by adding a rounded period n times.
 
-#include <simsync/time.hpp>
+#include <simsync/core/time.hpp>
 
 #include <cstdint>
 #include <string>

@@ -3,11 +3,11 @@
 /// PeriodicTimer: calls a function at `offset + n * period`, on the UNIX-epoch
 /// wall clock or on simulated time (the CPM Lab timer semantics).
 
-#include <simsync/accessor.hpp>
-#include <simsync/event_loop.hpp>
-#include <simsync/start_signal.hpp>
-#include <simsync/time.hpp>
-#include <simsync/wall_clock.hpp>
+#include <simsync/accessors/start_signal.hpp>
+#include <simsync/clock/event_loop.hpp>
+#include <simsync/clock/wall_clock.hpp>
+#include <simsync/core/accessor.hpp>
+#include <simsync/core/time.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -111,7 +111,7 @@ using TimerCallback = std::function<void(const TimerTick&)>;
 /// The first instant of the grid `offset + n * period`, n >= 0, that is not
 /// before `t`. All three are durations since the same epoch (the UNIX epoch or
 /// the start of the simulation). Pure integer arithmetic: a thin wrapper over
-/// `PeriodicSchedule::from_period(period, offset)` (simsync/schedule.hpp), the
+/// `PeriodicSchedule::from_period(period, offset)` (simsync/core/schedule.hpp), the
 /// one grid function of simsync, which the timer itself uses.
 /// Example: period 200 ms, offset 5 ms, t = 10.000 s -> 10.005 s; t = 10.005 s
 /// -> 10.005 s (a start on the grid fires there); t = 0 -> 5 ms.

@@ -4,9 +4,9 @@
 /// publisher's paused messages, real-time timers): one thread, one FIFO of jobs
 /// and wall-clock timers that follow an injected WallClockSource, so that a
 /// ManualWallClock drives them in tests without a real sleep. Free of Boost;
-/// simsync/asio.hpp gives the Asio executor of a loop to asynchronous accessors.
+/// simsync/core/asio.hpp gives the Asio executor of a loop to asynchronous accessors.
 
-#include <simsync/wall_clock.hpp>
+#include <simsync/clock/wall_clock.hpp>
 
 #include <functional>
 #include <memory>
@@ -19,11 +19,11 @@ struct TimerState;
 struct LoopAccess;
 } // namespace detail
 
-/// A handle on an EventLoop: posts jobs to its thread and tells whether the
-/// calling thread is that thread. Not an Asio executor (Asio's executor
-/// concept is asio_executor(), simsync/asio.hpp): simsync's own, Boost-free. Cheap to copy; it does not keep the loop
-/// alive: once the loop is destroyed, post() throws and sync() runs its job
-/// on the calling thread.
+/// A handle on an EventLoop that posts jobs to its thread; not an Asio
+/// executor (that is asio_executor() in simsync/core/asio.hpp): this one is
+/// simsync's own and Boost-free. It also tells whether the calling thread is
+/// the loop's. Cheap to copy; it does not keep the loop alive: once the loop
+/// is destroyed, post() throws and sync() runs its job on the calling thread.
 ///
 /// Copy/move: both (a value type). Thread safety: every member is safe from any
 /// thread.

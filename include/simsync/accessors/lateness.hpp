@@ -3,7 +3,7 @@
 /// A lateness distribution in constant memory: how long after their deadlines
 /// the pacer's grants were released.
 
-#include <simsync/time.hpp>
+#include <simsync/core/time.hpp>
 
 #include <array>
 #include <cstddef>
