@@ -159,7 +159,7 @@ py::object blocking_request(py::object self, SimTime t, py::handle timeout, py::
     if (interrupted) throw std::move(*interrupted);
     std::error_code error = waiter->error;
     if (timed_out && error == make_error_code(errc::cancelled)) error = make_error_code(errc::timed_out);
-    return make_access(std::move(waiter->access), error, a.world, self);
+    return make_access(std::move(waiter->access), error, a.world, self, t);
 }
 
 // The state an asyncio completion carries to the stepping thread; its Python
@@ -191,11 +191,11 @@ void start_async(py::object self, SimTime t, py::object loop, py::object deliver
     state->future = std::move(future);
     state->world = a.world;
     state->accessor = self;
-    auto complete = [state](std::error_code error, Access access) {
+    auto complete = [state, t](std::error_code error, Access access) {
         if (!Py_IsInitialized()) return;
         py::gil_scoped_acquire gil;
         try {
-            py::object result = make_access(std::move(access), error, state->world, state->accessor);
+            py::object result = make_access(std::move(access), error, state->world, state->accessor, t);
             state->loop.attr("call_soon_threadsafe")(state->deliver, state->future, result);
         } catch (py::error_already_set& e) {
             e.discard_as_unraisable(state->deliver); // the loop is closed: the access is released here
@@ -287,11 +287,12 @@ void PyAccess::release_held()
     without_gil([&] { owned.release(); });
 }
 
-py::object make_access(Access access, std::error_code error, py::object world, py::object accessor)
+py::object make_access(Access access, std::error_code error, py::object world, py::object accessor,
+                       std::optional<SimTime> requested)
 {
     auto a = std::make_unique<PyAccess>();
     a->error = error;
-    a->requested = ns(access.requested_time());
+    a->requested = ns(requested ? *requested : access.requested_time());
     a->granted = ns(access.granted_time());
     a->mode = access.mode();
     a->sequence = access.sequence();
@@ -465,7 +466,7 @@ is pending or its access is held.)")
                 const SimTime at = sim_time_arg(t, "t");
                 Access access = without_gil([&] { return a.get().try_request_access(at); });
                 const std::error_code error = access.error();
-                return make_access(std::move(access), error, a.world, self);
+                return make_access(std::move(access), error, a.world, self, at);
             },
             py::arg("t"),
             "Grants only if that needs no waiting for another thread (this thread may step the world to t); "

@@ -145,7 +145,9 @@ struct PyAccess {
 };
 
 /// Makes the Python Access for `access` (owned). GIL held.
-py::object make_access(Access access, std::error_code error, py::object world, py::object accessor);
+/// `requested`: the time asked for (a refusal's Access may not carry it).
+py::object make_access(Access access, std::error_code error, py::object world, py::object accessor,
+                       std::optional<SimTime> requested = std::nullopt);
 /// Makes the Python Access lent to an inline system for one call. GIL held.
 py::object lend_access(Access& access, py::object world, py::object accessor);
 /// Ends a lent Access: views and the object see it as released.
