@@ -421,6 +421,30 @@ access is then still held).)")
                    std::to_string(a.sequence) + (a.cell->held() ? "" : " released") + ">";
         });
 
+    m.def(
+        "_cpp_blocking_grants",
+        [](py::object handler, const std::string& name, std::int64_t n, std::int64_t first) {
+            // The C++ baseline of bench/python_bench.py: n grants of a blocking
+            // C++ accessor (release_and_request) on the same handler, GIL released.
+            SimSyncHandler& h = py::cast<PyHandler&>(handler).get();
+            return without_gil([&] {
+                Accessor a = h.register_accessor(name, {.first_request = SimTime{SimDuration{first}}});
+                const SimDuration dt = h.step_size();
+                SimTime t{SimDuration{first}};
+                const auto start = WallClock::now();
+                Access access = a.request_access(t);
+                for (std::int64_t k = 1; k < n && access; ++k) {
+                    t += dt;
+                    access = a.release_and_request(std::move(access), t);
+                }
+                const auto elapsed = WallClock::now() - start;
+                access.release(kSimTimeMax);
+                return ns(elapsed);
+            });
+        },
+        py::arg("handler"), py::arg("name"), py::arg("n"), py::arg("first") = 0,
+        "Benchmark baseline (not API): n blocking C++ grants on the handler; wall ns elapsed.");
+
     py::class_<PyAccessor>(m, "Accessor", R"(A registered participant of the simulation (Handler.register_accessor).
 
 Ways to wait for an access, mixed freely in one handler under the same grant rule:
