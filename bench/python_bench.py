@@ -23,11 +23,11 @@ def lone_grants_python(n):
     world = simsync.CountingWorld()
     with simsync.Handler(world, step=simsync.ms(1), stall_timeout=0) as h:
         a = h.register_accessor("python")
-        t = 0
+        t, dt = 0, h.step_size
         start = time.perf_counter_ns()
         access = a.request(t)
         for _ in range(1, n):
-            t += simsync.ms(1)
+            t += dt
             access = a.release_and_request(access, t)
         elapsed = time.perf_counter_ns() - start
         access.release(simsync.NEVER)
@@ -45,10 +45,12 @@ def many_asyncio(accessors, rounds):
     with simsync.Handler(world, step=simsync.ms(1), stall_timeout=0) as h:
         acc = [h.register_accessor(f"a{k}") for k in range(accessors)]
 
+        dt = h.step_size
+
         async def task(a):
             access = await a.request_async(0)
             for r in range(1, rounds):
-                access = await a.release_and_request_async(access, r * simsync.ms(1))
+                access = await a.release_and_request_async(access, r * dt)
             access.release(simsync.NEVER)
 
         async def main():
@@ -64,10 +66,12 @@ def many_threads(accessors, rounds):
     with simsync.Handler(world, step=simsync.ms(1), stall_timeout=0) as h:
         acc = [h.register_accessor(f"t{k}") for k in range(accessors)]
 
+        dt = h.step_size
+
         def body(a):
             access = a.request(0)
             for r in range(1, rounds):
-                access = a.release_and_request(access, r * simsync.ms(1))
+                access = a.release_and_request(access, r * dt)
             access.release(simsync.NEVER)
 
         threads = [threading.Thread(target=body, args=(a,)) for a in acc]

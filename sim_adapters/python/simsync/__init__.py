@@ -67,6 +67,11 @@ NANOSECONDS_PER_SECOND = 1_000_000_000
 
 
 def _exact_ns(value, scale, name):
+    if type(value) is int:  # the common case, exact and fast
+        result = value * scale
+        if not -(2**63) <= result < 2**63:
+            raise InvalidArgument(f"{name} = {value!r} is out of the int64 nanosecond range", Errc.invalid_argument)
+        return result
     if isinstance(value, bool) or not isinstance(value, (int, float, _Fraction, _Decimal)):
         raise InvalidArgument(f"{name} must be a number, got {value!r}", Errc.invalid_argument)
     if isinstance(value, float):

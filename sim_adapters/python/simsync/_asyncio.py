@@ -2,7 +2,10 @@
 
 The grant completes on the running event loop: simsync's completion (on whichever
 thread granted it, with the GIL taken for that moment only) hands the Access to the
-loop with ``loop.call_soon_threadsafe``; the awaiting task resumes there. Cancelling
+loop with ``loop.call_soon_threadsafe``; granted on the loop's own thread (a task's
+release or request made it possible), it resolves the future there directly, which
+schedules the task through the loop without waking its selector. Either way the
+awaiting task resumes on its loop, never on a simsync thread. Cancelling
 the task withdraws the request (Refusal.cancelled); a grant that raced with the
 cancellation is released.
 """

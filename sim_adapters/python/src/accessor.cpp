@@ -166,6 +166,7 @@ py::object blocking_request(py::object self, SimTime t, py::handle timeout, py::
 // references are dropped there with the GIL, never by the core without it.
 struct AsyncState {
     py::object loop, deliver, future, world, accessor;
+    unsigned long loop_thread = 0; // the thread that started the request: the loop's
     void clear()
     {
         loop = deliver = future = world = accessor = py::object();
@@ -191,12 +192,20 @@ void start_async(py::object self, SimTime t, py::object loop, py::object deliver
     state->future = std::move(future);
     state->world = a.world;
     state->accessor = self;
+    state->loop_thread = PyThread_get_thread_ident();
     auto complete = [state, t](std::error_code error, Access access) {
         if (!Py_IsInitialized()) return;
         py::gil_scoped_acquire gil;
         try {
             py::object result = make_access(std::move(access), error, state->world, state->accessor, t);
-            state->loop.attr("call_soon_threadsafe")(state->deliver, state->future, result);
+            if (PyThread_get_thread_ident() == state->loop_thread) {
+                // On the loop's own thread (a release or request made by a task of
+                // this loop granted it): resolving the future schedules the task
+                // through the loop, without a wake-up of its selector.
+                state->deliver(state->future, result);
+            } else {
+                state->loop.attr("call_soon_threadsafe")(state->deliver, state->future, result);
+            }
         } catch (py::error_already_set& e) {
             e.discard_as_unraisable(state->deliver); // the loop is closed: the access is released here
         }
