@@ -8,6 +8,9 @@
 #ifdef SIMSYNC_PYTHON_MUJOCO
 #include <simsync/mujoco/mujoco.hpp>
 #endif
+#ifdef SIMSYNC_PYTHON_BULLET
+#include <simsync/bullet/bullet.hpp>
+#endif
 
 namespace simsync::python {
 namespace {
@@ -83,6 +86,45 @@ void assign(MujocoView& view, mjtNum* (*field)(mjData&), int (*size)(const mjMod
 }
 #endif
 
+#ifdef SIMSYNC_PYTHON_BULLET
+struct BulletView {
+    std::shared_ptr<AccessCell> cell;
+    bullet::BulletWorld* world;
+};
+
+bullet::Vec3 vec3_arg(py::handle value, const char* field)
+{
+    auto seq = py::reinterpret_borrow<py::object>(value);
+    if (!py::isinstance<py::sequence>(seq) || py::len(seq) != 3) {
+        invalid_argument(std::string(field) + " must be 3 numbers (x, y, z), got " + std::string(py::str(py::repr(value))));
+    }
+    py::sequence s = seq;
+    return {py::cast<double>(s[0]), py::cast<double>(s[1]), py::cast<double>(s[2])};
+}
+
+bullet::BodyIndex body_arg(const bullet::BulletWorld& world, py::handle body)
+{
+    if (py::isinstance<py::str>(body)) return world.body_index(py::cast<std::string>(body));
+    const std::int64_t index = int_ns(body, "body");
+    if (index < 0 || static_cast<std::size_t>(index) >= world.body_count()) {
+        invalid_argument("body index " + std::to_string(index) + " is out of range (" +
+                         std::to_string(world.body_count()) + " bodies)");
+    }
+    return static_cast<bullet::BodyIndex>(index);
+}
+
+template <class F>
+py::array_t<double> per_body(const bullet::BulletWorld& world, int columns, F&& fill)
+{
+    const auto n = static_cast<py::ssize_t>(world.body_count());
+    py::array_t<double> out({n, static_cast<py::ssize_t>(columns)});
+    auto rows = out.mutable_unchecked<2>();
+    for (py::ssize_t i = 0; i < n; ++i) fill(static_cast<bullet::BodyIndex>(i), &rows(i, 0));
+    out.attr("setflags")(py::arg("write") = false);
+    return out;
+}
+#endif
+
 } // namespace
 
 World& world_ref(py::handle world)
@@ -101,6 +143,9 @@ py::object world_view(py::object world, const std::shared_ptr<AccessCell>& cell)
     if (auto* counting = dynamic_cast<CountingWorld*>(&w)) return py::cast(CountingView{cell, counting});
 #ifdef SIMSYNC_PYTHON_MUJOCO
     if (auto* mj = dynamic_cast<mujoco::MujocoWorld*>(&w)) return py::cast(MujocoView{cell, mj});
+#endif
+#ifdef SIMSYNC_PYTHON_BULLET
+    if (auto* bw = dynamic_cast<bullet::BulletWorld*>(&w)) return py::cast(BulletView{cell, bw});
 #endif
     return world; // a world written in Python: the object itself
 }
@@ -224,6 +269,101 @@ needs an exclusive access that is still held (InvalidState otherwise).)")
             "The trajectory hash of the current state (as the mujoco host prints it).");
 #else
     m.attr("HAVE_MUJOCO") = false;
+#endif
+
+#ifdef SIMSYNC_PYTHON_BULLET
+    m.attr("HAVE_BULLET") = true;
+    py::class_<bullet::BulletWorld, World>(m, "BulletWorld", R"(A Bullet scene as a simsync world (the bullet adapter).
+
+``BulletWorld(bodies, gravity=(0, 0, -9.81), ground=True)``; each body a dict: name,
+shape ("box" or "sphere"), half_extents (x, y, z) or radius, mass (0: static), position
+(x, y, z), yaw (radians), linear_velocity, angular_velocity, friction, restitution.
+Raises InvalidArgument naming the body and field. Inside an access, ``access.world`` is
+a BulletWorldView: per-body arrays are read-only copies; writes are its methods, which
+need an exclusive access that is still held.)")
+        .def(py::init([](py::list bodies, py::handle gravity, bool ground) {
+                 bullet::SceneDescription scene;
+                 scene.gravity = vec3_arg(gravity, "gravity");
+                 if (!ground) scene.ground.reset();
+                 for (py::handle item : bodies) {
+                     py::dict d = py::reinterpret_borrow<py::dict>(item);
+                     bullet::BodyDescription b;
+                     b.name = py::cast<std::string>(d["name"]);
+                     const std::string field = "bodies['" + b.name + "'].";
+                     if (d.contains("shape")) {
+                         const auto shape = py::cast<std::string>(d["shape"]);
+                         if (shape == "box") b.shape = bullet::Shape::box;
+                         else if (shape == "sphere") b.shape = bullet::Shape::sphere;
+                         else invalid_argument(field + "shape must be box or sphere, got '" + shape + "'");
+                     }
+                     if (d.contains("half_extents")) b.half_extents = vec3_arg(d["half_extents"], (field + "half_extents").c_str());
+                     if (d.contains("radius")) b.radius = py::cast<double>(d["radius"]);
+                     if (d.contains("mass")) b.mass = py::cast<double>(d["mass"]);
+                     if (d.contains("position")) b.pose.position = vec3_arg(d["position"], (field + "position").c_str());
+                     if (d.contains("yaw")) b.pose.orientation = bullet::Quaternion::from_yaw(py::cast<double>(d["yaw"]));
+                     if (d.contains("linear_velocity")) b.linear_velocity = vec3_arg(d["linear_velocity"], (field + "linear_velocity").c_str());
+                     if (d.contains("angular_velocity")) b.angular_velocity = vec3_arg(d["angular_velocity"], (field + "angular_velocity").c_str());
+                     if (d.contains("friction")) b.friction = py::cast<double>(d["friction"]);
+                     if (d.contains("restitution")) b.restitution = py::cast<double>(d["restitution"]);
+                     scene.bodies.push_back(std::move(b));
+                 }
+                 return std::make_unique<bullet::BulletWorld>(scene);
+             }),
+             py::arg("bodies"), py::kw_only(), py::arg("gravity") = py::make_tuple(0.0, 0.0, -9.81),
+             py::arg("ground") = true)
+        .def_property_readonly("steps", &bullet::BulletWorld::steps)
+        .def_property_readonly("body_names", [](const bullet::BulletWorld& w) {
+            std::vector<std::string> names;
+            for (std::size_t i = 0; i < w.body_count(); ++i) names.push_back(w.body_name(i));
+            return names;
+        });
+
+    py::class_<BulletView>(m, "BulletWorldView",
+                           "A Bullet world as an Access sees it. Arrays (one row per body, in body_names order) are "
+                           "read-only copies; every member raises InvalidState once the access is released.")
+        .def_property_readonly("positions", [](const BulletView& v) {
+            check_held(*v.cell);
+            return per_body(*v.world, 3, [&](bullet::BodyIndex i, double* row) {
+                const auto p = v.world->pose(i).position;
+                row[0] = p.x, row[1] = p.y, row[2] = p.z;
+            });
+        }, "(n, 3) positions.")
+        .def_property_readonly("orientations", [](const BulletView& v) {
+            check_held(*v.cell);
+            return per_body(*v.world, 4, [&](bullet::BodyIndex i, double* row) {
+                const auto q = v.world->pose(i).orientation;
+                row[0] = q.x, row[1] = q.y, row[2] = q.z, row[3] = q.w;
+            });
+        }, "(n, 4) quaternions (x, y, z, w).")
+        .def_property_readonly("linear_velocities", [](const BulletView& v) {
+            check_held(*v.cell);
+            return per_body(*v.world, 3, [&](bullet::BodyIndex i, double* row) {
+                const auto s = v.world->state(i).linear_velocity;
+                row[0] = s.x, row[1] = s.y, row[2] = s.z;
+            });
+        }, "(n, 3) linear velocities.")
+        .def_property_readonly("time", [](const BulletView& v) {
+            check_held(*v.cell);
+            return ns(v.world->time());
+        })
+        .def_property_readonly("state_hash", [](const BulletView& v) {
+            check_held(*v.cell);
+            return v.world->state_hash();
+        }, "The trajectory hash of the current state (as the Bullet host prints it).")
+        .def("apply_central_force", [](BulletView& v, py::handle body, py::handle force) {
+            check_writable(*v.cell, "a force");
+            v.world->apply_central_force(body_arg(*v.world, body), vec3_arg(force, "force"));
+        }, py::arg("body"), py::arg("force"), "Until the next step (Bullet clears forces after each step).")
+        .def("apply_central_impulse", [](BulletView& v, py::handle body, py::handle impulse) {
+            check_writable(*v.cell, "an impulse");
+            v.world->apply_central_impulse(body_arg(*v.world, body), vec3_arg(impulse, "impulse"));
+        }, py::arg("body"), py::arg("impulse"))
+        .def("set_linear_velocity", [](BulletView& v, py::handle body, py::handle velocity) {
+            check_writable(*v.cell, "a velocity");
+            v.world->set_linear_velocity(body_arg(*v.world, body), vec3_arg(velocity, "velocity"));
+        }, py::arg("body"), py::arg("velocity"));
+#else
+    m.attr("HAVE_BULLET") = false;
 #endif
 }
 
