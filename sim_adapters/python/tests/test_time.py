@@ -28,7 +28,7 @@ def test_helpers_refuse_non_numbers(bad):
 
 
 def test_camera_at_30_hz_on_a_1_ms_grid():
-    # design.md section 1: requests at n/30 s are granted at 0, 33, 67, 100, 133, 167, 200 ms.
+    # The design, section 1 (time): requests at n/30 s are granted at 0, 33, 67, 100, 133, 167, 200 ms.
     granted = [simsync.round_to_grid(simsync.seconds(Fraction(n, 30)), MS) // MS for n in range(7)]
     assert granted == [0, 33, 67, 100, 133, 167, 200]
 
