@@ -6,6 +6,9 @@
    binding and the GIL. Goal: at most 3x.
 2. 1000 asyncio accessor tasks on one event loop against 1000 Python threads, every
    accessor asking at every instant: grants per second. Goal: asyncio at least 5x.
+3. The learning environment's step (examples/python/arm_env.py: 10 ms of control, ten
+   1 ms MuJoCo steps, sensors at 500 Hz and 30 Hz) against the same model stepped by a
+   lone C++ accessor one step per grant (mj_step plus a C++ grant): overhead per step.
 
 Usage: PYTHONPATH=build/default/python python3 bench/python_bench.py [--quick]
 Prints a table; exits 0 whether or not the goals are met (the figures are the result).
@@ -13,6 +16,8 @@ Prints a table; exits 0 whether or not the goals are met (the figures are the re
 
 import argparse
 import asyncio
+import os
+import sys
 import threading
 import time
 
@@ -83,6 +88,34 @@ def many_threads(accessors, rounds):
         return accessors * rounds / (time.perf_counter() - start)
 
 
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "python")
+
+
+def env_step_ns(steps):
+    sys.path.insert(0, EXAMPLES)
+    import arm_env
+
+    env = arm_env.ArmEnv(episode_steps=steps + 1)
+    try:
+        env.reset(seed=1)
+        action = [0.3, -0.2]
+        start = time.perf_counter_ns()
+        for _ in range(steps):
+            env.step(action)
+        return (time.perf_counter_ns() - start) / steps
+    finally:
+        env.close()
+
+
+def raw_mujoco_step_ns(steps):
+    sys.path.insert(0, EXAMPLES)
+    import arm_env
+
+    world = simsync.MujocoWorld(path=arm_env.DEFAULT_MODEL)
+    with simsync.Handler(world, step=world.timestep, stall_timeout=0) as h:
+        return simsync._simsync._cpp_blocking_grants(h, "raw", steps) / steps
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run (a few seconds)")
@@ -97,6 +130,11 @@ def main():
     cpp_ns = min(lone_grants_cpp(n) for _ in range(3))
     tasks = many_asyncio(accessors, rounds)
     threads = many_threads(accessors, rounds)
+    env_ns = raw_ns = None
+    if simsync.HAVE_MUJOCO:
+        env_steps = 50 if args.quick else 500
+        env_ns = min(env_step_ns(env_steps) for _ in range(3))
+        raw_ns = min(raw_mujoco_step_ns(env_steps * 10) for _ in range(3))
     print("| what | figure |")
     print("|---|---|")
     print(f"| Python blocking grant (lone accessor, release_and_request) | {python_ns / 1000:.2f} us |")
@@ -105,6 +143,10 @@ def main():
     print(f"| {accessors} asyncio tasks, one loop, {rounds} instants | {tasks:,.0f} grants/s |")
     print(f"| {accessors} Python threads, {rounds} instants | {threads:,.0f} grants/s |")
     print(f"| ratio asyncio / threads (goal >= 5x) | {tasks / threads:.1f}x |")
+    if env_ns is not None:
+        print(f"| learning environment step (10 ms: 10 MuJoCo steps, 6 sensor samples) | {env_ns / 1000:.1f} us |")
+        print(f"| 10 MuJoCo steps of the same model, lone C++ accessor | {10 * raw_ns / 1000:.1f} us |")
+        print(f"| environment overhead per step | {(env_ns - 10 * raw_ns) / 1000:.1f} us |")
 
 
 if __name__ == "__main__":
