@@ -85,3 +85,6 @@ class TimerTick:
     """UNIX-epoch wall time of the tick (ns)."""
     sim_time: int
     skipped: int
+    access: Optional[object] = None
+    """A simulated timer's Access during the call (its world is reachable through it);
+    lent for the call only: falsy afterwards. None for a real-time timer."""

@@ -66,6 +66,23 @@ struct PyPublisher {
     }
 };
 
+// Calls a timer's Python callback with a TimerTick; a simulated tick's Access is
+// lent for the call. GIL held.
+void call_tick(const PythonRef& callback, const TimerTick& tick, const py::object& world)
+{
+    py::object lent = py::none();
+    if (tick.access != nullptr) lent = lend_access(*tick.access, world, py::none());
+    py::object data = data_module().attr("TimerTick")(tick.index, tick.real_time.time_since_epoch().count(),
+                                                     ns(tick.sim_time), tick.skipped, lent);
+    try {
+        callback.get()(data);
+    } catch (...) {
+        if (!lent.is_none()) end_loan(lent);
+        throw;
+    }
+    if (!lent.is_none()) end_loan(lent);
+}
+
 struct PyTimer {
     py::object handler, loop;
     PythonRef callback;
@@ -375,11 +392,11 @@ with the GIL taken for the call.)")
             [](PyTimer& t, py::object callback) {
                 PythonRef ref(callback);
                 t.callback = ref;
+                PythonRef world(t.handler.is_none() ? py::object(py::none()) : py::object(t.handler.attr("world")));
                 without_gil([&] {
-                    t.timer->start([ref](const TimerTick& tick) {
+                    t.timer->start([ref, world](const TimerTick& tick) {
                         py::gil_scoped_acquire gil;
-                        ref.get()(data_module().attr("TimerTick")(tick.index, tick.real_time.time_since_epoch().count(),
-                                                                   ns(tick.sim_time), tick.skipped));
+                        call_tick(ref, tick, world.get());
                     });
                 });
             },
@@ -389,12 +406,12 @@ with the GIL taken for the call.)")
             [](PyTimer& t, py::object callback) {
                 PythonRef ref(callback);
                 t.callback = ref;
+                PythonRef world(t.handler.is_none() ? py::object(py::none()) : py::object(t.handler.attr("world")));
                 without_gil([&] {
-                    t.timer->start_async([ref](const TimerTick& tick) {
+                    t.timer->start_async([ref, world](const TimerTick& tick) {
                         py::gil_scoped_acquire gil;
                         try {
-                            ref.get()(data_module().attr("TimerTick")(
-                                tick.index, tick.real_time.time_since_epoch().count(), ns(tick.sim_time), tick.skipped));
+                            call_tick(ref, tick, world.get());
                         } catch (py::error_already_set& e) {
                             throw std::runtime_error(std::string("timer callback raised ") + e.what());
                         }

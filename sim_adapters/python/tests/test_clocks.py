@@ -69,15 +69,23 @@ def test_pacer_on_a_manual_wall_clock(handler):
 
 def test_periodic_timer_on_simulated_time(handler):
     ticks = []
+
+    def tick(t):
+        t.access.world.value += 1  # a simulated tick holds its access for the call
+        ticks.append(t)
+
     timer = simsync.PeriodicTimer(period=simsync.ms(20), offset=simsync.ms(5), clock="simulated", handler=handler)
     a = handler.register_accessor("a")
-    timer.start_async(ticks.append)
+    timer.start_async(tick)
     with a.request(simsync.ms(70)) as access:
         assert access
     wait_for(lambda: len(ticks) >= 4, "four ticks")
     timer.stop()
     assert [t.sim_time for t in ticks[:4]] == [simsync.ms(5), simsync.ms(25), simsync.ms(45), simsync.ms(65)]
     assert [t.index for t in ticks[:4]] == [0, 1, 2, 3]
+    assert not ticks[0].access  # lent for the call only
+    with a.request(simsync.ms(70)) as access:
+        assert access.world.value == len(ticks)
 
 
 SCENARIO = """
