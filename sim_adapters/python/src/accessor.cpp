@@ -20,6 +20,8 @@ struct PyAccessor {
     // and emission (cancel(), Ctrl-C, a cancelled task) are serialised here.
     std::recursive_mutex signal_mutex;
     asio::cancellation_signal signal;
+    // The stop source of a blocking request made off the main thread.
+    std::stop_source stop{std::nostopstate};
 
     PyAccessor() = default;
     PyAccessor(const PyAccessor&) = delete;
@@ -34,6 +36,7 @@ struct PyAccessor {
         without_gil([&] {
             std::lock_guard<std::recursive_mutex> guard(signal_mutex);
             signal.emit(asio::cancellation_type::terminal);
+            if (stop.stop_possible()) stop.request_stop();
         });
     }
 };
@@ -96,9 +99,11 @@ Access take_held(py::handle self, py::handle held_object, SimTime next)
     return std::move(held.cell->owned);
 }
 
-// A blocking request: the request is started asynchronously with an inline
-// completion, then this thread waits for it without the GIL. On the main
-// thread it wakes every 50 ms to run Python's signal handlers: a Ctrl-C (any
+// A blocking request. Off the main thread: C++'s blocking request, GIL
+// released. On the main thread (and for a timed release_and_request, which
+// C++ has no blocking form of): the request is started asynchronously with an
+// inline completion, then this thread waits for it without the GIL, waking
+// every 50 ms (main thread) to run Python's signal handlers: a Ctrl-C (any
 // handler that raises) withdraws the request (a grant that won the race is
 // released) and the exception propagates.
 py::object blocking_request(py::object self, SimTime t, py::handle timeout, py::handle held_object)
@@ -108,6 +113,30 @@ py::object blocking_request(py::object self, SimTime t, py::handle timeout, py::
     const bool main = on_main_thread();
     const WallTime deadline = timeout.is_none() ? WallTime::max() : deadline_after(timeout_arg(timeout, "timeout"));
     Access held = take_held(self, held_object, t);
+    if (!main && !(held && !timeout.is_none())) {
+        // Off the main thread no signal handler can run: the C++ blocking request
+        // itself, whose waiting thread may step the world for others. cancel()
+        // withdraws it through its stop token.
+        std::stop_token token;
+        {
+            std::lock_guard<std::recursive_mutex> guard(a.signal_mutex);
+            a.stop = std::stop_source();
+            token = a.stop.get_token();
+        }
+        Access result;
+        try {
+            result = without_gil([&] {
+                if (held) return accessor.release_and_request(std::move(held), t, token);
+                if (!timeout.is_none()) return accessor.request_access_until(t, deadline, token);
+                return accessor.request_access(t, token);
+            });
+        } catch (...) {
+            if (held) access_of(held_object).cell->owned = std::move(held); // still held, as C++ promises
+            throw;
+        }
+        const std::error_code error = result.error();
+        return make_access(std::move(result), error, a.world, self, t);
+    }
     auto waiter = std::make_shared<Waiter>();
     std::optional<py::error_already_set> interrupted;
     bool timed_out = false;

@@ -209,3 +209,26 @@ def test_refusal_names():
     assert [r.name for r in Refusal] == [
         "time_passed", "stopped", "timed_out", "not_registered", "would_block", "world_failed", "cancelled"]
     assert str(Refusal.stopped) == "stopped"
+
+
+def test_timed_out_and_busy_off_the_main_thread(handler):
+    """Worker threads wait in C++'s blocking request itself: same refusals and errors."""
+    a = handler.register_accessor("a")
+    b = handler.register_accessor("b")
+    held = a.request(0)
+    timed = Worker(lambda: b.request(simsync.ms(1), timeout=0.05).refusal)
+    timed.start()
+    assert timed.join_result() is Refusal.timed_out
+
+    def fused_before_grant():
+        access = b.request(0)
+        try:
+            b.release_and_request(access, -MS)
+        except simsync.InvalidArgument:
+            return bool(access)  # still held
+        return None
+
+    held.release(simsync.NEVER)
+    w = Worker(fused_before_grant)
+    w.start()
+    assert w.join_result() is True
