@@ -37,8 +37,12 @@ def test_cancelling_the_task_withdraws_the_request(handler):
     async def main():
         held = blocker.request(0)
         task = asyncio.ensure_future(a.request_async(simsync.ms(5)))
-        while not any(s.name == "a" and s.activity == "waiting" for s in handler.snapshot().accessors):
+        for _ in range(100_000):  # bounded: the request is pending once the task has started
+            if any(s.name == "a" and s.activity == "waiting" for s in handler.snapshot().accessors):
+                break
             await asyncio.sleep(0)
+        else:
+            pytest.fail("the request never became pending")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
