@@ -1,0 +1,580 @@
+// simsync.Accessor and simsync.Access: blocking requests (GIL released,
+// Ctrl-C withdraws), try requests, the fused release-and-request, asyncio
+// requests (completed through the running loop) and inline systems.
+#include "common.hpp"
+
+#include <pythread.h>
+
+#include <condition_variable>
+
+namespace simsync::python {
+namespace {
+
+namespace asio = boost::asio;
+
+struct PyAccessor {
+    py::object handler;
+    py::object world;
+    Accessor accessor;
+    // Installation of the cancellation handler (inside a request's initiation)
+    // and emission (cancel(), Ctrl-C, a cancelled task) are serialised here.
+    std::recursive_mutex signal_mutex;
+    asio::cancellation_signal signal;
+    // The stop source of a blocking request made off the main thread.
+    std::stop_source stop{std::nostopstate};
+
+    PyAccessor() = default;
+    PyAccessor(const PyAccessor&) = delete;
+    PyAccessor& operator=(const PyAccessor&) = delete;
+    ~PyAccessor()
+    {
+        without_gil([&] { accessor = Accessor(); }); // deregisters
+    }
+    Accessor& get() { return accessor; }
+    void cancel()
+    {
+        without_gil([&] {
+            std::lock_guard<std::recursive_mutex> guard(signal_mutex);
+            signal.emit(asio::cancellation_type::terminal);
+            if (stop.stop_possible()) stop.request_stop();
+        });
+    }
+};
+
+unsigned long g_main_thread = 0;
+bool on_main_thread() { return PyThread_get_thread_ident() == g_main_thread; }
+
+// The result of one blocking request, filled by its inline completion on
+// whichever thread grants or refuses it.
+struct Waiter {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool done = false;
+    std::error_code error;
+    Access access;
+};
+
+// The completion of a blocking request: C++ only, no Python, so it may run
+// on any simsync thread without the GIL.
+auto fill(std::shared_ptr<Waiter> waiter)
+{
+    return [waiter = std::move(waiter)](std::error_code error, Access access) {
+        {
+            std::lock_guard<std::mutex> guard(waiter->mutex);
+            waiter->error = error;
+            waiter->access = std::move(access);
+            waiter->done = true;
+        }
+        waiter->cv.notify_all();
+    };
+}
+
+PyAccessor& accessor_of(py::handle self) { return py::cast<PyAccessor&>(self); }
+PyAccess& access_of(py::handle object)
+{
+    try {
+        return py::cast<PyAccess&>(object);
+    } catch (const py::cast_error&) {
+        invalid_argument("access must be a simsync.Access, got " + std::string(py::str(py::repr(object))));
+    }
+}
+
+// Takes the owned access of `held` (for a fused release-and-request), after
+// the checks whose failure must leave it held.
+Access take_held(py::handle self, py::handle held_object, SimTime next)
+{
+    if (held_object.is_none()) return Access{};
+    PyAccess& held = access_of(held_object);
+    if (!held.accessor.is(self) && !held.accessor.is_none()) {
+        invalid_argument("access was granted to another accessor ('" +
+                         py::cast<std::string>(held.accessor.attr("name")) + "')");
+    }
+    if (held.cell->borrowed) {
+        invalid_argument("an inline system's access is released by returning its next time, not passed on");
+    }
+    if (held.cell->held() && next < SimTime{SimDuration{held.granted}}) {
+        invalid_argument("next = " + format_seconds(next) + " s is before the granted time " +
+                         format_seconds(SimTime{SimDuration{held.granted}}) + " s");
+    }
+    return std::move(held.cell->owned);
+}
+
+// A blocking request. Off the main thread: C++'s blocking request, GIL
+// released. On the main thread (and for a timed release_and_request, which
+// C++ has no blocking form of): the request is started asynchronously with an
+// inline completion, then this thread waits for it without the GIL, waking
+// every 50 ms (main thread) to run Python's signal handlers: a Ctrl-C (any
+// handler that raises) withdraws the request (a grant that won the race is
+// released) and the exception propagates.
+py::object blocking_request(py::object self, SimTime t, py::handle timeout, py::handle held_object)
+{
+    PyAccessor& a = accessor_of(self);
+    Accessor& accessor = a.get();
+    const bool main = on_main_thread();
+    const WallTime deadline = timeout.is_none() ? WallTime::max() : deadline_after(timeout_arg(timeout, "timeout"));
+    Access held = take_held(self, held_object, t);
+    if (!main && !(held && !timeout.is_none())) {
+        // Off the main thread no signal handler can run: the C++ blocking request
+        // itself, whose waiting thread may step the world for others. cancel()
+        // withdraws it through its stop token.
+        std::stop_token token;
+        {
+            std::lock_guard<std::recursive_mutex> guard(a.signal_mutex);
+            a.stop = std::stop_source();
+            token = a.stop.get_token();
+        }
+        Access result;
+        try {
+            result = without_gil([&] {
+                if (held) return accessor.release_and_request(std::move(held), t, token);
+                if (!timeout.is_none()) return accessor.request_access_until(t, deadline, token);
+                return accessor.request_access(t, token);
+            });
+        } catch (...) {
+            if (held) access_of(held_object).cell->owned = std::move(held); // still held, as C++ promises
+            throw;
+        }
+        const std::error_code error = result.error();
+        return make_access(std::move(result), error, a.world, self, t);
+    }
+    auto waiter = std::make_shared<Waiter>();
+    std::optional<py::error_already_set> interrupted;
+    bool timed_out = false;
+    {
+        py::gil_scoped_release release;
+        {
+            std::lock_guard<std::recursive_mutex> guard(a.signal_mutex);
+            auto handler = asio::bind_cancellation_slot(a.signal.slot(), run_inline(fill(waiter)));
+            if (held) {
+                accessor.async_release_and_request(std::move(held), t, std::move(handler));
+            } else {
+                accessor.async_request_access(t, std::move(handler));
+            }
+        }
+        std::unique_lock<std::mutex> lock(waiter->mutex);
+        while (!waiter->done) {
+            WallTime wake = deadline;
+            if (main) wake = std::min(wake, WallClock::now() + std::chrono::milliseconds(50));
+            if (wake == WallTime::max()) {
+                waiter->cv.wait(lock);
+            } else {
+                waiter->cv.wait_until(lock, wake);
+            }
+            if (waiter->done) break;
+            bool withdraw = false;
+            if (WallClock::now() >= deadline) {
+                timed_out = true;
+                withdraw = true;
+            } else if (main) {
+                lock.unlock();
+                {
+                    py::gil_scoped_acquire gil;
+                    if (PyErr_CheckSignals() != 0) {
+                        interrupted.emplace();
+                        withdraw = true;
+                    }
+                }
+                lock.lock();
+            }
+            if (withdraw) {
+                lock.unlock();
+                a.cancel();
+                lock.lock();
+                waiter->cv.wait(lock, [&] { return waiter->done; });
+            }
+        }
+        if (interrupted && waiter->access) waiter->access.release();
+    }
+    if (interrupted) throw std::move(*interrupted);
+    std::error_code error = waiter->error;
+    if (timed_out && error == make_error_code(errc::cancelled)) error = make_error_code(errc::timed_out);
+    return make_access(std::move(waiter->access), error, a.world, self, t);
+}
+
+// The state an asyncio completion carries to the stepping thread; its Python
+// references are dropped there with the GIL, never by the core without it.
+struct AsyncState {
+    py::object loop, deliver, future, world, accessor;
+    unsigned long loop_thread = 0; // the thread that started the request: the loop's
+    void clear()
+    {
+        loop = deliver = future = world = accessor = py::object();
+    }
+    ~AsyncState()
+    {
+        if (loop && Py_IsInitialized()) {
+            py::gil_scoped_acquire gil;
+            clear();
+        }
+    }
+};
+
+void start_async(py::object self, SimTime t, py::object loop, py::object deliver, py::object future,
+                 py::handle held_object)
+{
+    PyAccessor& a = accessor_of(self);
+    Accessor& accessor = a.get();
+    Access held = take_held(self, held_object, t);
+    auto state = std::make_shared<AsyncState>();
+    state->loop = std::move(loop);
+    state->deliver = std::move(deliver);
+    state->future = std::move(future);
+    state->world = a.world;
+    state->accessor = self;
+    state->loop_thread = PyThread_get_thread_ident();
+    auto complete = [state, t](std::error_code error, Access access) {
+        if (!Py_IsInitialized()) return;
+        py::gil_scoped_acquire gil;
+        try {
+            py::object result = make_access(std::move(access), error, state->world, state->accessor, t);
+            if (PyThread_get_thread_ident() == state->loop_thread) {
+                // On the loop's own thread (a release or request made by a task of
+                // this loop granted it): resolving the future schedules the task
+                // through the loop, without a wake-up of its selector.
+                state->deliver(state->future, result);
+            } else {
+                state->loop.attr("call_soon_threadsafe")(state->deliver, state->future, result);
+            }
+        } catch (py::error_already_set& e) {
+            e.discard_as_unraisable(state->deliver); // the loop is closed: the access is released here
+        }
+        state->clear();
+    };
+    py::gil_scoped_release release;
+    std::lock_guard<std::recursive_mutex> guard(a.signal_mutex);
+    auto handler = asio::bind_cancellation_slot(a.signal.slot(), run_inline(std::move(complete)));
+    if (held) {
+        accessor.async_release_and_request(std::move(held), t, std::move(handler));
+    } else {
+        accessor.async_request_access(t, std::move(handler));
+    }
+}
+
+struct SystemState {
+    py::object function, world, accessor;
+    void clear() { function = world = accessor = py::object(); }
+    ~SystemState()
+    {
+        if (function && Py_IsInitialized()) {
+            py::gil_scoped_acquire gil;
+            clear();
+        }
+    }
+};
+
+void run_system(py::object self, SimTime first, py::object function)
+{
+    PyAccessor& a = accessor_of(self);
+    if (!PyCallable_Check(function.ptr())) invalid_argument("system must be callable");
+    auto state = std::make_shared<SystemState>();
+    state->function = std::move(function);
+    state->world = a.world;
+    state->accessor = self;
+    Accessor::System system = [state](Access& access) -> std::optional<SimTime> {
+        if (!Py_IsInitialized()) return std::nullopt;
+        py::gil_scoped_acquire gil;
+        if (!access) { // the last call: says why it ended
+            try {
+                state->function(make_access(Access{}, access.error(), state->world, state->accessor));
+            } catch (py::error_already_set& e) {
+                e.discard_as_unraisable(state->function);
+            }
+            state->clear();
+            return std::nullopt;
+        }
+        py::object lent = lend_access(access, state->world, state->accessor);
+        py::object result;
+        try {
+            result = state->function(lent);
+        } catch (py::error_already_set& e) {
+            end_loan(lent);
+            std::string what = e.what();
+            state->clear();
+            throw std::runtime_error("inline system raised " + what);
+        }
+        end_loan(lent);
+        if (result.is_none()) {
+            state->clear();
+            return std::nullopt;
+        }
+        return sim_time_arg(result, "the inline system's next time");
+    };
+    Accessor& accessor = a.get();
+    without_gil([&] { accessor.run_system(first, std::move(system)); });
+}
+
+} // namespace
+
+// ---------------------------------------------------------------- PyAccess
+
+PyAccess::~PyAccess()
+{
+    if (cell && !cell->borrowed && cell->owned) {
+        Access owned = std::move(cell->owned);
+        without_gil([&] { owned.release(); });
+    }
+}
+
+void PyAccess::release_held()
+{
+    if (cell->borrowed) {
+        without_gil([&] { cell->borrowed->release(); });
+        return;
+    }
+    Access owned = std::move(cell->owned);
+    without_gil([&] { owned.release(); });
+}
+
+py::object make_access(Access access, std::error_code error, py::object world, py::object accessor,
+                       std::optional<SimTime> requested)
+{
+    auto a = std::make_unique<PyAccess>();
+    a->error = error;
+    a->requested = ns(requested ? *requested : access.requested_time());
+    a->granted = ns(access.granted_time());
+    a->mode = access.mode();
+    a->sequence = access.sequence();
+    a->world = access ? std::move(world) : py::none();
+    a->accessor = std::move(accessor);
+    a->cell->owned = std::move(access);
+    return py::cast(std::move(a));
+}
+
+py::object lend_access(Access& access, py::object world, py::object accessor)
+{
+    auto a = std::make_unique<PyAccess>();
+    a->error = access.error();
+    a->requested = ns(access.requested_time());
+    a->granted = ns(access.granted_time());
+    a->mode = access.mode();
+    a->sequence = access.sequence();
+    a->world = std::move(world);
+    a->accessor = std::move(accessor);
+    a->cell->borrowed = &access;
+    a->cell->lent = true;
+    return py::cast(std::move(a));
+}
+
+void end_loan(py::handle access)
+{
+    PyAccess& a = py::cast<PyAccess&>(access);
+    a.cell->borrowed = nullptr;
+}
+
+py::object make_accessor(py::object handler, const std::string& name, AccessorOptions options)
+{
+    auto& h = py::cast<PyHandler&>(handler);
+    SimSyncHandler& core = h.get();
+    auto a = std::make_unique<PyAccessor>();
+    a->handler = handler;
+    a->world = h.world;
+    a->accessor = without_gil([&] { return core.register_accessor(name, options); });
+    return py::cast(std::move(a));
+}
+
+void bind_accessor(py::module_& m)
+{
+    g_main_thread = py::cast<unsigned long>(py::module_::import("threading").attr("main_thread")().attr("ident"));
+
+    py::enum_<AccessorKind>(m, "AccessorKind", "Whether an accessor holds simulated time back between its accesses.")
+        .value("lockstep", AccessorKind::lockstep,
+               "time never moves past an instant at which it could still ask (deterministic)")
+        .value("free", AccessorKind::free,
+               "best effort: holds time only while it holds an access or has a request pending");
+    py::enum_<AccessMode>(m, "AccessMode", "What an access allows.")
+        .value("exclusive", AccessMode::exclusive, "alone with the world; may write (the default)")
+        .value("shared", AccessMode::shared, "read-only; several shared accesses at one instant run at once");
+
+    py::class_<PyAccess>(m, "Access", R"(A granted access to the world at one simulated instant, or why none was granted.
+
+Truthy while it holds a granted access: the handler then does not step the world and,
+for an exclusive access, grants nobody else. Falsy if refused (``refusal`` says why:
+a simsync.Refusal), after release, and after an operator's revoke (``revoked``).
+Use it as a context manager: leaving the block releases it, also on an exception.
+``access.world`` is the world as this access sees it (views of the built-in worlds
+raise InvalidState once the access is released). An access belongs to the thread (or
+task) that requested it; it may be released on another.)")
+        .def("__bool__", [](const PyAccess& a) { return a.cell->held(); })
+        .def_property_readonly(
+            "held", [](const PyAccess& a) { return a.cell->held(); }, "True while the access is held.")
+        .def_property_readonly(
+            "refusal", [](const PyAccess& a) { return refusal_of(a.error); },
+            "None if the access was granted, else the simsync.Refusal (time_passed, stopped, timed_out, "
+            "not_registered, would_block, world_failed, cancelled).")
+        .def_property_readonly(
+            "granted_time", [](const PyAccess& a) { return a.granted; },
+            "The grid instant (ns) of the grant: the simulation's current time while it is held.")
+        .def_property_readonly(
+            "requested_time", [](const PyAccess& a) { return a.requested; }, "The time asked for (ns), before rounding.")
+        .def_property_readonly("mode", [](const PyAccess& a) { return a.mode; })
+        .def_property_readonly(
+            "sequence", [](const PyAccess& a) { return a.sequence; },
+            "Position of this grant in the handler's total order of grants (0, 1, 2, ...).")
+        .def_property_readonly(
+            "revoked",
+            [](const PyAccess& a) {
+                Access* access = const_cast<AccessCell&>(*a.cell).get();
+                return access != nullptr && access->revoked();
+            },
+            "True if an operator revoked the accessor while the access was held: stop touching the world.")
+        .def_property_readonly(
+            "world",
+            [](const PyAccess& a) {
+                if (!a.cell->held()) {
+                    invalid_state(a.error ? "no access was granted (refused: " + a.error.message() + ")"
+                                          : std::string("the access is released: the world is not reachable "
+                                                        "through it"));
+                }
+                return world_view(a.world, a.cell);
+            },
+            "The world as this access sees it. Raises InvalidState if no access is held.")
+        .def(
+            "release",
+            [](PyAccess& a, py::handle next) {
+                if (next.is_none()) {
+                    a.release_held();
+                    return;
+                }
+                const SimTime t = sim_time_arg(next, "next");
+                Access* access = a.cell->get();
+                if (access == nullptr || !*access) return;
+                without_gil([&] { access->release(t); });
+                if (!a.cell->borrowed) a.cell->owned = Access{};
+            },
+            py::arg("next") = py::none(),
+            R"(Releases the access (no-op if not held).
+
+``release()``: a lockstep accessor then holds time at granted + lookahead until its
+next request. ``release(next)``: atomically declares its next request time, so time
+cannot slip past it. Raises InvalidArgument if next is before the granted time (the
+access is then still held).)")
+        .def("__enter__", [](py::object self) { return self; })
+        .def("__exit__", [](PyAccess& a, py::args) {
+            if (!a.cell->borrowed) a.release_held();
+            return false;
+        })
+        .def("__repr__", [](const PyAccess& a) {
+            if (a.error) return "<simsync.Access refused: " + a.error.message() + ">";
+            return "<simsync.Access granted_time=" + std::to_string(a.granted) + " sequence=" +
+                   std::to_string(a.sequence) + (a.cell->held() ? "" : " released") + ">";
+        });
+
+    m.def(
+        "_cpp_blocking_grants",
+        [](py::object handler, const std::string& name, std::int64_t n, std::int64_t first) {
+            // The C++ baseline of bench/python_bench.py: n grants of a blocking
+            // C++ accessor (release_and_request) on the same handler, GIL released.
+            SimSyncHandler& h = py::cast<PyHandler&>(handler).get();
+            return without_gil([&] {
+                Accessor a = h.register_accessor(name, {.first_request = SimTime{SimDuration{first}}});
+                const SimDuration dt = h.step_size();
+                SimTime t{SimDuration{first}};
+                const auto start = WallClock::now();
+                Access access = a.request_access(t);
+                for (std::int64_t k = 1; k < n && access; ++k) {
+                    t += dt;
+                    access = a.release_and_request(std::move(access), t);
+                }
+                const auto elapsed = WallClock::now() - start;
+                access.release(kSimTimeMax);
+                return ns(elapsed);
+            });
+        },
+        py::arg("handler"), py::arg("name"), py::arg("n"), py::arg("first") = 0,
+        "Benchmark baseline (not API): n blocking C++ grants on the handler; wall ns elapsed.");
+
+    py::class_<PyAccessor>(m, "Accessor", R"(A registered participant of the simulation (Handler.register_accessor).
+
+Ways to wait for an access, mixed freely in one handler under the same grant rule:
+a blocking request on a thread (``request``, ``request(t, timeout=...)``,
+``try_request``, ``release_and_request``), an asyncio request (``await
+request_async(t)``), or an inline system (``run_system``) called on the stepping
+thread. One request at a time per accessor (a second one raises Busy).
+
+Requests at a time t (int ns): t is rounded to the grid; a rounded time before now is
+refused with Refusal.time_passed (exactly now is granted); the call waits until the
+handler has stepped the world to it and it is this accessor's turn (priority, then
+registration order). Closing (close(), or the last reference) deregisters it; an
+Access it was granted stays held until released.)")
+        .def_property_readonly("name", [](PyAccessor& a) { return a.accessor.name(); })
+        .def_property_readonly(
+            "registered", [](PyAccessor& a) { return a.accessor.registered(); },
+            "False after deregister() or an operator's revoke.")
+        .def_property_readonly("handler", [](const PyAccessor& a) { return a.handler; })
+        .def_property(
+            "kind", [](PyAccessor& a) { return without_gil([&] { return a.get().kind(); }); },
+            [](PyAccessor& a, py::handle kind) {
+                const AccessorKind k = enum_arg<AccessorKind>(kind, "kind");
+                without_gil([&] { a.get().set_kind(k); });
+            },
+            "lockstep or free; settable while the simulation runs (becoming lockstep while idle holds time at now).")
+        .def(
+            "request",
+            [](py::object self, py::handle t, py::handle timeout) {
+                return blocking_request(self, sim_time_arg(t, "t"), timeout, py::none());
+            },
+            py::arg("t"), py::kw_only(), py::arg("timeout") = py::none(),
+            R"(Blocks (GIL released) until the access at t (ns) is granted or refused; returns an Access.
+
+``timeout`` (seconds): give up with Refusal.timed_out (a lockstep accessor then keeps
+holding time at t, as in C++). On the main thread Ctrl-C (any signal handler that
+raises) withdraws the request and raises KeyboardInterrupt; ``cancel()`` from another
+thread withdraws it with Refusal.cancelled. Raises Busy if a request of this accessor
+is pending or its access is held.)")
+        .def(
+            "try_request",
+            [](py::object self, py::handle t) {
+                PyAccessor& a = accessor_of(self);
+                const SimTime at = sim_time_arg(t, "t");
+                Access access = without_gil([&] { return a.get().try_request_access(at); });
+                const std::error_code error = access.error();
+                return make_access(std::move(access), error, a.world, self, at);
+            },
+            py::arg("t"),
+            "Grants only if that needs no waiting for another thread (this thread may step the world to t); "
+            "otherwise a falsy Access with Refusal.would_block.")
+        .def(
+            "release_and_request",
+            [](py::object self, py::handle held, py::handle next, py::handle timeout) {
+                return blocking_request(self, sim_time_arg(next, "next"), timeout, held);
+            },
+            py::arg("access"), py::arg("next"), py::kw_only(), py::arg("timeout") = py::none(),
+            R"(Releases ``access`` and asks for ``next`` in one operation (no gap in which time can slip
+past), then waits as request() does. ``access`` may be None (a plain request).
+Raises InvalidArgument if access belongs to another accessor or next is before its
+granted time (it is then still held).)")
+        .def("cancel", &PyAccessor::cancel,
+             "Withdraws this accessor's pending request, if any (it ends with Refusal.cancelled). Any thread.")
+        .def(
+            "_start_async",
+            [](py::object self, py::handle t, py::object loop, py::object deliver, py::object future,
+               py::handle held) { start_async(self, sim_time_arg(t, "t"), loop, deliver, future, held); },
+            py::arg("t"), py::arg("loop"), py::arg("deliver"), py::arg("future"), py::arg("held") = py::none())
+        .def(
+            "run_system",
+            [](py::object self, py::handle first, py::object system) {
+                run_system(self, sim_time_arg(first, "first"), system);
+            },
+            py::arg("first"), py::arg("system"),
+            R"(Makes this accessor a persistent inline system from ``first`` (ns) on.
+
+``system(access)`` is called on the thread that steps the world, right after the step
+that reaches each instant it asks for, with the GIL held for the call only; it
+returns the next time (ns) it asks for, or None to end. Its access is then released
+and the next request made in one operation. It ends with None, or with one last call
+whose Access is falsy and says why (stopped, not_registered, world_failed,
+time_passed). An exception from it, or a next time before the granted one, stops the
+handler (Handler.failure()). Keep no reference to the Access: it is valid for the
+call only. Returns at once; the first call may come before it returns.)")
+        .def(
+            "deregister", [](PyAccessor& a) { without_gil([&] { a.accessor.deregister(); }); },
+            "Deregisters now: a waiting request is refused (not_registered), a lockstep bound is lifted, the name "
+            "is free again. A held access stays held until released.")
+        .def(
+            "close", [](PyAccessor& a) { without_gil([&] { a.accessor.deregister(); }); }, "Same as deregister().")
+        .def("__enter__", [](py::object self) { return self; })
+        .def("__exit__", [](PyAccessor& a, py::args) { without_gil([&] { a.accessor.deregister(); }); })
+        .def("__repr__", [](PyAccessor& a) { return "<simsync.Accessor '" + a.accessor.name() + "'>"; });
+}
+
+} // namespace simsync::python
