@@ -16,9 +16,9 @@
 #include "admission.hpp"
 #include "remote_dds.hpp"
 
-#include <simsync/asio.hpp>
+#include <simsync/core/asio.hpp>
 #include <simsync/dds/bridge.hpp>
-#include <simsync/error.hpp>
+#include <simsync/core/error.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>

@@ -1,4 +1,4 @@
-"""Errors and refusals of simsync, as in C++ (include/simsync/error.hpp).
+"""Errors and refusals of simsync, as in C++ (include/simsync/core/error.hpp).
 
 Three kinds of failure are kept apart:
 

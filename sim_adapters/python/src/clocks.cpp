@@ -346,7 +346,7 @@ added after the first message gets the last one at once.)")
                 without_gil([&] { p.publisher->add_sink(std::move(sink)); });
             },
             py::arg("host"), py::arg("port"),
-            "Sends every message as one UDP datagram (the format of include/simsync/clock_udp.hpp) to host:port.")
+            "Sends every message as one UDP datagram (the format of include/simsync/accessors/clock_udp.hpp) to host:port.")
         .def("start", [](PyPublisher& p) { without_gil([&] { p.publisher->start(); }); })
         .def("stop", [](PyPublisher& p) { without_gil([&] { p.publisher->stop(); }); })
         .def_property_readonly("running", [](const PyPublisher& p) { return p.publisher->running(); })

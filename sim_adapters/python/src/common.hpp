@@ -14,14 +14,10 @@
 //  - Python objects captured by C++ callbacks are dropped with the GIL
 //    (python_ref below).
 
-// The umbrella header; asio.hpp (asynchronous grants) is deliberately not in
-// it, and moves with the other core headers (core/asio.hpp).
-#include <simsync/simsync.hpp>
-#if __has_include(<simsync/core/asio.hpp>)
+// The umbrella header leaves out core/asio.hpp (asynchronous grants: it pulls
+// in Boost.Asio), which the asyncio bridge needs.
 #include <simsync/core/asio.hpp>
-#else
-#include <simsync/asio.hpp>
-#endif
+#include <simsync/simsync.hpp>
 
 #include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
