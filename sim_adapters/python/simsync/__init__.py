@@ -1,6 +1,6 @@
 """simsync: one deterministic clock for a physics simulation and every thread that touches it.
 
-The Python face of the C++ library (include/simsync/*.hpp), with the same contract:
+The Python face of the C++ library (include/simsync/*/*.hpp), with the same contract:
 
 * simulated time is an ``int`` of nanoseconds (no float inside); :func:`seconds`,
   :func:`ms`, :func:`us` make one, :func:`to_seconds` reads one;
