@@ -4,17 +4,20 @@
 // Model: the host's arm (examples/mujoco_host/arm.xml: two motorised links, three
 // boxes, a ball; 1 ms steps), or --model FILE. Participants as in the host: a
 // controller (100 Hz, exclusive, the host's control law) and three shared
-// sensors (200, 30, 10 Hz) reading body heights and contacts. Two ways, in the
-// same run, alternating which goes first:
+// sensors (200, 30, 10 Hz) reading body heights and contacts. Three ways, in the
+// same run, rotating which goes first:
 //   raw:     one thread runs a plain mj_step loop and calls the controller and
 //            the sensor reads at the same instants;
-//   handler: a SimSyncHandler (StepThread::any), the controller on a thread of
+//   inline:  a SimSyncHandler (StepThread::any), the controller on a thread of
 //            its own, the sensors inline systems (run by the stepping thread
-//            right after the step): the host's default.
+//            right after the step): the host's default;
+//   threads: the same with one thread per sensor (the host's --sensors threads),
+//            each going from one access to the next with release_and_request.
 // No pacer and no clock publisher: the run is unpaced and measures what
 // synchronising costs per step. Reports median / min / max wall time, the ratio
 // of the medians and the handler's microseconds per step over the raw loop's;
-// every run must give the same trajectory hash.
+// every run must give the same trajectory hash. MuJoCo's own mujoco-testspeed on
+// the same model and number of steps is a sanity line (no controller, no sensors).
 // Default: 20 simulated seconds, 5 repetitions; --quick: 2 s, 2 repetitions.
 
 #include "arm_controller.hpp"
@@ -32,9 +35,13 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -99,7 +106,7 @@ RunFigures run_raw(const std::string& model, simsync::SimTime end)
     return f;
 }
 
-RunFigures run_handler(const std::string& model, simsync::SimTime end)
+RunFigures run_handler(const std::string& model, simsync::SimTime end, bool sensor_threads)
 {
     const auto world = load(model);
     simsync::TrajectoryHash hash;
@@ -148,9 +155,33 @@ RunFigures run_handler(const std::string& model, simsync::SimTime end)
         }
         controller.deregister();
     });
-    for (std::size_t i = 0; i < sensors.size(); ++i) request_inline(i, 0);
+    std::vector<std::thread> threads;
+    std::vector<double> sums(sensors.size(), 0.0); // one per sensor thread: no shared write
+    if (sensor_threads) {
+        for (std::size_t i = 0; i < sensors.size(); ++i) {
+            threads.emplace_back([&, i] {
+                double local = 0;
+                simsync::Access a = sensors[i].request_access(instant(kSensorHz[i], 0));
+                for (std::int64_t n = 0; a; ++n) {
+                    const sm::MujocoWorld& w = sm::view(a);
+                    local += sense(w.model(), w.data());
+                    const simsync::SimTime next = instant(kSensorHz[i], n + 1);
+                    if (next > end) break;
+                    a = sensors[i].release_and_request(std::move(a), next);
+                }
+                if (a) a.release();
+                sensors[i].deregister();
+                sums[i] = local;
+            });
+        }
+    } else {
+        for (std::size_t i = 0; i < sensors.size(); ++i) request_inline(i, 0);
+    }
     control_thread.join();
-    {
+    if (sensor_threads) {
+        for (std::thread& t : threads) t.join();
+        for (const double v : sums) sink = sink + v;
+    } else {
         std::unique_lock<std::mutex> lock(done_mutex);
         done_cv.wait(lock, [&] { return sensors_done == sensors.size(); });
     }
@@ -170,6 +201,39 @@ Spread spread_of(const std::vector<double>& v)
 {
     const simsync::bench::Distribution d = simsync::bench::distribution(v);
     return {simsync::bench::median(v), d.min, d.max};
+}
+
+// MuJoCo's own speed test on the same model: "Time per step : 0.0386 ms".
+// The embedded model goes through a temporary file, as testspeed reads files.
+std::optional<double> testspeed_us_per_step(const std::string& model, long steps)
+{
+    std::string path = model;
+    std::string temp;
+    if (path.empty()) {
+        char name[] = "/tmp/bench_mujoco_host_XXXXXX.xml";
+        const int fd = mkstemps(name, 4);
+        if (fd < 0) return std::nullopt;
+        const std::string_view text = mh::kEmbeddedModel;
+        const bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+        close(fd);
+        temp = path = name;
+        if (!written) {
+            std::remove(temp.c_str());
+            return std::nullopt;
+        }
+    }
+    const std::string command = "mujoco-testspeed '" + path + "' " + std::to_string(steps) + " 1 2>/dev/null";
+    std::optional<double> us;
+    if (FILE* out = popen(command.c_str(), "r")) {
+        char line[256];
+        while (std::fgets(line, sizeof line, out)) {
+            double ms = 0;
+            if (std::sscanf(line, " Time per step : %lf ms", &ms) == 1) us = ms * 1000;
+        }
+        if (pclose(out) != 0) us.reset();
+    }
+    if (!temp.empty()) std::remove(temp.c_str());
+    return us;
 }
 
 } // namespace
@@ -206,25 +270,29 @@ int main(int argc, char** argv)
                 std::thread::hardware_concurrency());
     probe.reset();
 
-    std::vector<double> raw_wall, handler_wall;
-    std::vector<RunFigures> handler_runs;
+    // Three ways, rotating which goes first: 0 raw, 1 inline sensors, 2 sensor threads.
+    constexpr const char* kRunName[] = {"plain mj_step loop", "handler, inline sensors", "handler, sensor threads"};
+    std::vector<double> wall[3];
+    std::uint64_t grants[3] = {};
     std::string reference;
     bool same = true;
     std::printf("%4s %-34s %10s %10s %10s %10s  %s\n", "rep", "run", "wall s", "vol. csw", "invol. csw", "grants", "hash");
     for (int r = 0; r < reps; ++r) {
-        for (int k = 0; k < 2; ++k) {
-            const bool raw = (k + r) % 2 == 0; // rotate which goes first
-            const RunFigures f = raw ? run_raw(model, end) : run_handler(model, end);
-            (raw ? raw_wall : handler_wall).push_back(f.wall_s);
-            if (!raw) handler_runs.push_back(f);
+        for (int k = 0; k < 3; ++k) {
+            const int way = (k + r) % 3;
+            const RunFigures f = way == 0 ? run_raw(model, end) : run_handler(model, end, way == 2);
+            wall[way].push_back(f.wall_s);
+            grants[way] = f.grants;
             if (reference.empty()) reference = f.hash;
             same = same && f.hash == reference;
-            std::printf("%4d %-34s %10.3f %10ld %10ld %10llu  %s\n", r + 1,
-                        raw ? "plain mj_step loop" : "handler, inline sensors", f.wall_s, f.switches.voluntary,
-                        f.switches.involuntary, static_cast<unsigned long long>(f.grants), f.hash.c_str());
+            std::printf("%4d %-34s %10.3f %10ld %10ld %10llu  %s\n", r + 1, kRunName[way], f.wall_s,
+                        f.switches.voluntary, f.switches.involuntary, static_cast<unsigned long long>(f.grants),
+                        f.hash.c_str());
         }
     }
     std::printf("trajectory hashes %s\n", same ? "all equal" : "DIFFER");
+    const double steps = static_cast<double>(end.time_since_epoch() / step);
+    const std::optional<double> testspeed_us = testspeed_us_per_step(model, static_cast<long>(steps));
 
     simsync::bench::Report report;
     report.id = "mujoco_host";
@@ -233,27 +301,47 @@ int main(int argc, char** argv)
     report.description = format(
         "simsync-mujoco-host's participants on %s (mj_step at %s s) for %g simulated seconds: a controller at "
         "100 Hz (exclusive, writes ctrl by the host's PD law) and 3 shared sensors (200, 30, 10 Hz) reading body "
-        "heights and contacts. **handler**: a SimSyncHandler with the controller on a thread and the sensors as "
-        "inline systems (run by the stepping thread right after the step), the host's default; **plain mj_step "
-        "loop** (baseline): one thread steps MuJoCo and does the same work at the same instants. No pacer, no "
-        "clock publisher. %d repetitions, alternating which goes first; wall time median and min-max. Every run "
-        "must produce the same trajectory hash.",
+        "heights and contacts. **inline sensors**: a SimSyncHandler with the controller on a thread and the sensors "
+        "as inline systems (run by the stepping thread right after the step), the host's default; **sensor "
+        "threads**: one thread per sensor, each going from one access to the next with release_and_request (the "
+        "host's --sensors threads); **plain mj_step loop** (baseline): one thread steps MuJoCo and does the same "
+        "work at the same instants. No pacer, no clock publisher. %d repetitions, rotating which goes first; wall "
+        "time median and min-max. Every run must produce the same trajectory hash. MuJoCo's own `mujoco-testspeed` "
+        "on the same model and number of steps (no controller, no sensors) is a sanity line.",
         model_name.c_str(), simsync::format_seconds(step).c_str(), seconds, reps);
-    const Spread rs = spread_of(raw_wall);
-    const Spread hs = spread_of(handler_wall);
-    const double steps = static_cast<double>(end.time_since_epoch() / step);
+    Spread sp[3];
+    for (int w = 0; w < 3; ++w) sp[w] = spread_of(wall[w]);
     simsync::bench::Table table{"", {"run", "median wall s", "min", "max", "ratio to raw", "us per step", "grants"}, {}};
-    table.rows.push_back({"plain mj_step loop (baseline)", format("%.3f", rs.median), format("%.3f", rs.min),
-                          format("%.3f", rs.max), "1", format("%.2f", rs.median / steps * 1e6), "-"});
-    table.rows.push_back({"through the handler, inline sensors, controller thread", format("%.3f", hs.median),
-                          format("%.3f", hs.min), format("%.3f", hs.max), format("%.3f", hs.median / rs.median),
-                          format("%.2f", hs.median / steps * 1e6),
-                          format("%llu", static_cast<unsigned long long>(handler_runs.front().grants))});
+    table.rows.push_back({"plain mj_step loop (baseline)", format("%.3f", sp[0].median), format("%.3f", sp[0].min),
+                          format("%.3f", sp[0].max), "1", format("%.2f", sp[0].median / steps * 1e6), "-"});
+    for (int w = 1; w < 3; ++w) {
+        table.rows.push_back({w == 1 ? "through the handler, inline sensors, controller thread"
+                                     : "through the handler, one thread per sensor and the controller",
+                              format("%.3f", sp[w].median), format("%.3f", sp[w].min), format("%.3f", sp[w].max),
+                              format("%.3f", sp[w].median / sp[0].median), format("%.2f", sp[w].median / steps * 1e6),
+                              format("%llu", static_cast<unsigned long long>(grants[w]))});
+    }
     report.tables.push_back(std::move(table));
-    report.notes.push_back(format("Synchronisation: %.2f us per step over the plain loop's %.2f us (%.0f controller "
-                                  "handoffs per simulated second).",
-                                  (hs.median - rs.median) / steps * 1e6, rs.median / steps * 1e6,
-                                  static_cast<double>(kControllerHz)));
+    using simsync::bench::Compare;
+    report.goals.push_back(simsync::bench::check_goal(
+        "inline_vs_raw", "MuJoCo host through the handler (inline sensors, controller thread) at most 1.02x a plain mj_step loop",
+        sp[1].median / sp[0].median, Compare::at_most, 1.02, "x",
+        format("%.2f us of synchronisation per step", (sp[1].median - sp[0].median) / steps * 1e6), 3));
+    report.goals.push_back(simsync::bench::check_goal(
+        "threads_vs_raw", "MuJoCo host through the handler (one thread per participant) at most 1.10x a plain mj_step loop",
+        sp[2].median / sp[0].median, Compare::at_most, 1.10, "x",
+        format("%.2f us of synchronisation per step", (sp[2].median - sp[0].median) / steps * 1e6), 3));
+    report.notes.push_back(format("Synchronisation per step over the plain loop's %.2f us: inline sensors %.2f us, "
+                                  "sensor threads %.2f us (%.0f controller handoffs per simulated second).",
+                                  sp[0].median / steps * 1e6, (sp[1].median - sp[0].median) / steps * 1e6,
+                                  (sp[2].median - sp[0].median) / steps * 1e6, static_cast<double>(kControllerHz)));
+    report.notes.push_back(testspeed_us
+                               ? format("Sanity line: `mujoco-testspeed` on the same model, %.0f steps, one thread, "
+                                        "no controller: %.2f us per step (the plain loop here: %.2f us with the "
+                                        "controller and sensors).",
+                                        steps, *testspeed_us, sp[0].median / steps * 1e6)
+                               : std::string("Sanity line: `mujoco-testspeed` did not run (not installed: Debian's "
+                                             "libmujoco-samples brings it)."));
     report.notes.push_back(same ? "Trajectory hashes: all runs equal (the handler changes nothing in the physics)."
                                 : "**Trajectory hashes differ between runs: a determinism bug.**");
     simsync::bench::publish(report, cli.args().json_path);
