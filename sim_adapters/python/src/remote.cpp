@@ -138,6 +138,17 @@ py::object remote_request(py::object self, SimTime t, py::handle timeout, py::ha
             invalid_argument("access was granted to another RemoteAccessor ('" +
                              py::cast<std::string>(held->accessor.attr("name")) + "')");
         }
+        // Checked here: async_release_and_request moves the access into its
+        // initiation before it checks, so its refusal would lose it; these
+        // leave it held, as the C++ blocking release_and_request promises.
+        if (held->access && t < held->access.granted_time()) {
+            invalid_argument("next = " + format_seconds(t) + " s is before the granted time " +
+                             format_seconds(held->access.granted_time()) + " s");
+        }
+    }
+    if (commands.size() > sd::remote::kMaxPayload) {
+        invalid_argument("commands are " + std::to_string(commands.size()) + " bytes, above the " +
+                         std::to_string(sd::remote::kMaxPayload) + " bytes of a remote payload");
     }
     auto waiter = std::make_shared<RemoteWaiter>();
     auto fill = [waiter](std::error_code error, sd::RemoteAccess access) {
