@@ -125,3 +125,15 @@ def test_binding_contract_bytes_payload_and_refusals_by_name():
     # The host saw the command sent with the fused release (the first tick's) applied.
     assert re.search(r"^remote controller: \d+ observations sent, [1-9]\d* commands applied", out, re.MULTILINE), \
         f"host:\n{out}\n{err}"
+
+
+def test_join_without_host_times_out_and_bad_options_are_refused_by_name():
+    with pytest.raises(simsync.Error, match="within the join timeout") as info:
+        simsync.RemoteAccessor("controller_100hz", network="loopback", tag=tag_of("nohost"), join_timeout=0.2)
+    assert info.value.code == simsync.Errc.timed_out
+    with pytest.raises(simsync.InvalidArgument, match="'bogus'"):
+        simsync.RemoteAccessor("x", network="bogus")
+    with pytest.raises(simsync.InvalidArgument, match="missing 'identity_ca'"):
+        simsync.RemoteAccessor("x", network="loopback", security={"certificate": "c.pem"})
+    with pytest.raises(simsync.InvalidArgument, match="join_timeout"):
+        simsync.RemoteAccessor("x", network="loopback", join_timeout=-1)
