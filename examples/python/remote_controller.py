@@ -181,13 +181,13 @@ def main(argv=None):
         return 3
     commands = 0
     with accessor:
-        print(f"{NAME}: joined as {CONTROLLER_NAME} (dt {accessor.step_size} ns, random delay 0..."
-              f"{args.random_delay_us} us, seed {seed})", flush=True)
-        end = None
-        access = None
-        command = b""
-        n = 0
-        try:
+        try:  # Ctrl-C / SIGTERM anywhere once joined: leave the host (the with block), exit 3
+            print(f"{NAME}: joined as {CONTROLLER_NAME} (dt {accessor.step_size} ns, random delay 0.."
+                  f"{args.random_delay_us} us, seed {seed})", flush=True)
+            end = None
+            access = None
+            command = b""
+            n = 0
             while True:
                 at = controller_instant(n, end) if end is not None else 0
                 if access:
