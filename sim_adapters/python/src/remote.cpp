@@ -47,7 +47,16 @@ struct PyRemoteAccessor {
     std::recursive_mutex signal_mutex;
     asio::cancellation_signal signal;
 
-    ~PyRemoteAccessor() { close(); }
+    // A RemoteAccess must not outlive the accessor's Participant: every
+    // PyRemoteAccess keeps its PyRemoteAccessor alive, and the Participant
+    // goes only with it (close() leaves the host but keeps it).
+    ~PyRemoteAccessor()
+    {
+        without_gil([&] {
+            accessor.reset();
+            participant.reset();
+        });
+    }
     sd::RemoteAccessor& get()
     {
         if (!accessor) invalid_state("the RemoteAccessor is closed");
@@ -55,10 +64,7 @@ struct PyRemoteAccessor {
     }
     void close()
     {
-        without_gil([&] {
-            accessor.reset(); // deregisters at the host
-            participant.reset();
-        });
+        without_gil([&] { accessor.reset(); }); // deregisters at the host
     }
     void cancel()
     {

@@ -115,6 +115,12 @@ def test_binding_contract_bytes_payload_and_refusals_by_name():
             refused = accessor.request(simsync.ms(5), timeout=30)
             assert not refused and refused.refusal == simsync.Refusal.time_passed, refused
             assert refused.payload == b""
+            held = accessor.request(simsync.ms(20), timeout=30)
+            assert held
+        # Closed (left the host) with an access still held: releasing it later sends nothing, safely.
+        assert held.held
+        held.release(commands=b"late")
+        assert not held.held
         with pytest.raises(simsync.InvalidState):
             accessor.request(simsync.ms(30))
     finally:
