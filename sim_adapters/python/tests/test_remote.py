@@ -169,3 +169,21 @@ def test_ctrl_c_once_joined_leaves_the_host_and_exits_3():
     assert controller.returncode == 3, "".join(lines) + rest
     assert "interrupted," in rest, rest
     assert status == 1, f"host exited {status}, not 1 (its controller left early):\n{out}\n{err}"
+
+
+def test_timed_request_ends_timed_out_by_name():
+    # A paced host (scale 1) cannot reach 100 s within 0.2 s of wall time.
+    tag = tag_of("timed")
+    host = start_host(tag, "--duration", "1000", "--scale", "1")
+    try:
+        with simsync.RemoteAccessor("controller_100hz", network="loopback", tag=tag, priority=1, first_request=0,
+                                    join_timeout=30) as accessor:
+            access = accessor.request(0, timeout=30)
+            assert access
+            command = remote_controller.encode_command(0, (0.0, 0.0, 0.0))
+            late = accessor.release_and_request(access, simsync.seconds(100), command, timeout=0.2)
+            assert not late and late.refusal == simsync.Refusal.timed_out, late
+            assert not access.held  # released with the command in the fused message
+    finally:
+        status, out, err = finish(host)
+    assert status == 1, f"host exited {status}, not 1 (its controller left early):\n{out}\n{err}"
