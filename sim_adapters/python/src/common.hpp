@@ -163,6 +163,7 @@ void bind_worlds(py::module_& m);
 void bind_handler(py::module_& m);
 void bind_accessor(py::module_& m);
 void bind_clocks(py::module_& m);
+void bind_remote(py::module_& m); // remote.cpp, with the dds adapter only
 
 /// The C++ handler behind a simsync.Handler object (kept alive by the caller).
 class SimSyncHandler& handler_ref(py::handle handler);

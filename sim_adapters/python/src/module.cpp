@@ -10,4 +10,7 @@ PYBIND11_MODULE(_simsync, m)
     sp::bind_accessor(m); // before the handler: its enums are the handler's default arguments
     sp::bind_handler(m);
     sp::bind_clocks(m);
+#ifdef SIMSYNC_PYTHON_DDS
+    sp::bind_remote(m); // simsync.RemoteAccessor: only with the dds adapter
+#endif
 }
