@@ -2,6 +2,7 @@
 // 9th thread pauses, resumes, steps and runs-until at random. Invariants are
 // checked inside every grant. SIMSYNC_STRESS_GRANTS sets the total (default
 // 1,000,000; the sanitizer presets run fewer).
+// Also: two accessors handing off between threads pinned to one CPU.
 // Also: the clock publisher (an inline system with paused messages on an event
 // loop) under an operator acting at random and a stop at a random moment.
 
@@ -14,6 +15,10 @@
 #include <mutex>
 #include <random>
 #include <set>
+#include <thread>
+
+#include <pthread.h>
+#include <sched.h>
 
 using namespace simsync;
 using namespace simsync::test;
@@ -270,4 +275,55 @@ TEST_CASE("Stress.ClockPublisher.OperatorAndStopRaceTheTicks" * doctest::timeout
     }
     MESSAGE("rounds=" << kRounds << " messages=" << total_messages << " paused=" << total_paused
                       << " operator actions=" << total_actions);
+}
+
+// Two accessors handing the world back and forth from threads pinned to one CPU:
+// the waiter sleeps at once when its waker shares its CPU (it cannot run while
+// the waiter spins). Every handoff must still arrive, in order, each seeing the
+// world stepped exactly to its instant.
+TEST_CASE("Stress.Handoff.TwoThreadsPinnedToOneCpuAlternate" * doctest::timeout(120))
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    const int cpu = std::max(0, sched_getcpu());
+    CPU_SET(cpu, &one);
+    const std::uint64_t rounds = std::min<std::uint64_t>(total_grants() / 4, 50'000);
+    const SimDuration step = 1ms;
+    CountingWorld world;
+    SimSyncHandler handler(world, {.step = step});
+    Accessor even = handler.register_accessor("even", {.first_request = kSimStart});
+    Accessor odd = handler.register_accessor("odd", {.first_request = sim_time(step)});
+
+    struct Seen {
+        bool pinned = false;
+        std::uint64_t grants = 0;
+        std::uint64_t out_of_order = 0; // a grant at the wrong instant or on a wrongly stepped world
+    };
+    auto run = [&](Accessor& a, SimTime first, Seen& seen) {
+        seen.pinned = pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
+        Access access;
+        for (std::uint64_t n = 0; n < rounds; ++n) {
+            const SimTime t = first + 2 * step * static_cast<std::int64_t>(n);
+            access = a.release_and_request(std::move(access), t);
+            if (!access) break;
+            ++seen.grants;
+            if (access.granted_time() != t || static_cast<std::int64_t>(world.steps()) != t.time_since_epoch() / step)
+                ++seen.out_of_order;
+        }
+        if (access) access.release();
+        a.deregister();
+    };
+    Seen seen_even, seen_odd;
+    std::thread odd_thread([&] { run(odd, sim_time(step), seen_odd); });
+    std::thread even_thread([&] { run(even, kSimStart, seen_even); });
+    odd_thread.join();
+    even_thread.join();
+    handler.stop();
+
+    CHECK(seen_even.pinned);
+    CHECK(seen_odd.pinned);
+    CHECK(seen_even.grants == rounds);
+    CHECK(seen_odd.grants == rounds);
+    CHECK(seen_even.out_of_order == 0);
+    CHECK(seen_odd.out_of_order == 0);
 }

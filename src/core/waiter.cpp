@@ -33,6 +33,12 @@ bool Waiter::spinning_enabled() noexcept
 bool Waiter::wait_until(WallTime deadline) noexcept
 {
     if (!spinning_enabled()) return sleep_until(deadline);
+    // The last notify came from this CPU: the waker shares it with us (both
+    // pinned to one CPU, or placed together by the scheduler), so it cannot run
+    // while we spin, and every spin would only delay it. hardware_concurrency()
+    // above counts the machine's CPUs, not the ones this thread may use.
+    const int cpu = sched_getcpu();
+    if (cpu >= 0 && waker_cpu_.load(std::memory_order_relaxed) == cpu) return sleep_until(deadline);
     const WallTime start = WallClock::now();
     {
         const auto spin_end = std::min(deadline, start + std::chrono::nanoseconds(spin_ns_));
@@ -49,7 +55,6 @@ bool Waiter::wait_until(WallTime deadline) noexcept
         }
         spin_ns_ = std::max(kMinSpinNs, spin_ns_ / 2); // wasted: spin less next time
     }
-    const int cpu = sched_getcpu();
     const bool signalled = sleep_until(deadline);
     // A wait that ended soon after we slept, signalled from another CPU, would
     // have been caught by a full spin: the short spin was a vicious circle (the
