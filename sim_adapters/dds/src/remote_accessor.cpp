@@ -508,6 +508,20 @@ RemoteAccessor::~RemoteAccessor()
     state_->run_ready();
 }
 
+void RemoteAccessor::check_async_release(const RemoteAccess& held, SimTime next,
+                                         std::span<const std::uint8_t> commands) const
+{
+    if (!held) return; // nothing to lose: start_async makes the remaining checks
+    const detail::RemoteState& s = *state_;
+    if (held.state_ != state_) {
+        throw Error(errc::invalid_argument,
+                    "RemoteAccessor '" + s.name + "': async_release_and_request of another accessor's access");
+    }
+    detail::RemoteState::check_release(held, next, commands);
+    std::lock_guard<std::mutex> guard(s.mutex);
+    if (s.busy) throw Error(errc::busy, "RemoteAccessor '" + s.name + "': a request is pending or an access is held");
+}
+
 detail::RemoteTicket RemoteAccessor::start_async(SimTime t, std::unique_ptr<detail::RemoteCompletion> completion,
                                                  RemoteAccess* held, std::span<const std::uint8_t> commands)
 {

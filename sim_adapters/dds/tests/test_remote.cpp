@@ -370,6 +370,50 @@ TEST_CASE_FIXTURE(Host, "Remote.Async.ReleaseAndRequestChainsOneCompletionPerGra
     CHECK(bridge.stats().protocol_errors == 0);
 }
 
+// remote_accessor.hpp: an async_release_and_request that throws leaves `held`
+// still held (a throwing start must not release it without its commands).
+TEST_CASE_FIXTURE(Host, "Remote.Async.ARefusedReleaseAndRequestLeavesTheAccessHeld" * doctest::timeout(120))
+{
+    std::atomic<int> releases{0};
+    sd::BridgeConfig config;
+    config.apply_release = [&](const sd::RemoteParticipantInfo&, simsync::Access&, std::span<const std::uint8_t>) {
+        ++releases;
+    };
+    sd::Bridge bridge(handler, participant, config);
+    sd::RemoteAccessor remote(participant, "planner", {.kind = simsync::AccessorKind::lockstep});
+    sd::RemoteAccess a = remote.request_access(simsync::sim_time(2ms));
+    REQUIRE(a);
+    boost::asio::io_context io;
+    bool completed = false;
+    auto on_grant = boost::asio::bind_executor(io, [&](std::error_code, sd::RemoteAccess) { completed = true; });
+    bool before_granted_time = false;
+    try {
+        remote.async_release_and_request(std::move(a), simsync::sim_time(1ms), bytes_of("early"), on_grant);
+    } catch (const simsync::Error& e) {
+        before_granted_time = e.code() == simsync::errc::invalid_argument;
+    }
+    const bool held_after_early = static_cast<bool>(a); // NOLINT(bugprone-use-after-move): the contract under test
+    bool oversized = false;
+    try {
+        remote.async_release_and_request(std::move(a), simsync::sim_time(3ms),
+                                         std::vector<std::uint8_t>(sd::remote::kMaxPayload + 1), on_grant);
+    } catch (const simsync::Error& e) {
+        oversized = e.code() == simsync::errc::invalid_argument;
+    }
+    const bool held_after_oversized = static_cast<bool>(a); // NOLINT(bugprone-use-after-move)
+    const simsync::SimTime granted = a.granted_time();
+    a.release(bytes_of("done"));
+    io.poll();
+    CHECK(before_granted_time);
+    CHECK(held_after_early);
+    CHECK(oversized);
+    CHECK(held_after_oversized);
+    CHECK(granted == simsync::sim_time(2ms));
+    CHECK_FALSE(completed);
+    CHECK(bridge.wait_until([](const sd::BridgeStats& s) { return s.releases == 1; }, kWait));
+    CHECK(releases.load() == 1);
+}
+
 TEST_CASE_FIXTURE(Host, "Remote.Loopback.ABridgeOnAGivenLoopRunsItsCallbacksThere" * doctest::timeout(120))
 {
     simsync::EventLoop loop;

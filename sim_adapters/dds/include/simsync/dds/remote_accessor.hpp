@@ -244,6 +244,9 @@ private:
     // The engine's side of async_request_access and async_release_and_request
     // (simsync/dds/remote_asio.hpp): `held`, if given, is released with
     // `commands` in the request's message.
+    // async_release_and_request's checks, made before `held` moves into the
+    // initiation: an access refused there must stay with the caller, held.
+    void check_async_release(const RemoteAccess& held, SimTime next, std::span<const std::uint8_t> commands) const;
     detail::RemoteTicket start_async(SimTime t, std::unique_ptr<detail::RemoteCompletion> completion,
                                      RemoteAccess* held = nullptr, std::span<const std::uint8_t> commands = {});
 

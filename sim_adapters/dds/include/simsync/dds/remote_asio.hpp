@@ -71,7 +71,9 @@ template <class CompletionToken>
 auto RemoteAccessor::async_release_and_request(RemoteAccess&& held, SimTime next, std::vector<std::uint8_t> commands,
                                                CompletionToken&& token)
 {
-    // The access moves into the initiation, which a deferred token runs later.
+    // The access moves into the initiation, which a deferred token runs later;
+    // what can refuse it is checked first, while the caller still holds it.
+    check_async_release(held, next, commands);
     return boost::asio::async_initiate<CompletionToken, void(std::error_code, RemoteAccess)>(
         [this, next, access = std::move(held), bytes = std::move(commands)](auto handler) mutable {
             simsync::detail::start_cancellable<detail::RemoteTicket, &detail::cancel_remote>(
