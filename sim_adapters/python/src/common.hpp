@@ -219,4 +219,52 @@ E enum_arg(py::handle value, const char* field)
 /// Makes a simsync.Accessor registered on `handler` (a simsync.Handler).
 py::object make_accessor(py::object handler, const std::string& name, AccessorOptions options);
 
+// Waits, the GIL released by the caller, until `waiter.done`. The request is
+// withdrawn through `cancel` at `deadline` or, on the main thread, when a signal
+// handler raised (Ctrl-C): checked every 50 ms, the GIL taken for the check only.
+// Either way the wait goes on until the completion has run, so nothing of the
+// request outlives the call. Blocking requests of local and remote accessors.
+struct WaitOutcome {
+    bool timed_out = false;
+    std::optional<py::error_already_set> interrupted;
+};
+template <class Waiter, class Cancel>
+WaitOutcome wait_or_withdraw(Waiter& waiter, WallTime deadline, bool main, Cancel&& cancel)
+{
+    WaitOutcome out;
+    std::unique_lock<std::mutex> lock(waiter.mutex);
+    while (!waiter.done) {
+        WallTime wake = deadline;
+        if (main) wake = std::min(wake, WallClock::now() + std::chrono::milliseconds(50));
+        if (wake == WallTime::max()) {
+            waiter.cv.wait(lock);
+        } else {
+            waiter.cv.wait_until(lock, wake);
+        }
+        if (waiter.done) break;
+        bool withdraw = false;
+        if (WallClock::now() >= deadline) {
+            out.timed_out = true;
+            withdraw = true;
+        } else if (main) {
+            lock.unlock();
+            {
+                py::gil_scoped_acquire gil;
+                if (PyErr_CheckSignals() != 0) {
+                    out.interrupted.emplace();
+                    withdraw = true;
+                }
+            }
+            lock.lock();
+        }
+        if (withdraw) {
+            lock.unlock();
+            cancel();
+            lock.lock();
+            waiter.cv.wait(lock, [&] { return waiter.done; });
+        }
+    }
+    return out;
+}
+
 } // namespace simsync::python

@@ -181,38 +181,9 @@ py::object remote_request(py::object self, SimTime t, py::handle timeout, py::ha
                 accessor.async_request_access(t, std::move(handler));
             }
         }
-        std::unique_lock<std::mutex> lock(waiter->mutex);
-        while (!waiter->done) {
-            WallTime wake = deadline;
-            if (main) wake = std::min(wake, WallClock::now() + std::chrono::milliseconds(50));
-            if (wake == WallTime::max()) {
-                waiter->cv.wait(lock);
-            } else {
-                waiter->cv.wait_until(lock, wake);
-            }
-            if (waiter->done) break;
-            bool withdraw = false;
-            if (WallClock::now() >= deadline) {
-                timed_out = true;
-                withdraw = true;
-            } else if (main) {
-                lock.unlock();
-                {
-                    py::gil_scoped_acquire gil;
-                    if (PyErr_CheckSignals() != 0) {
-                        interrupted.emplace();
-                        withdraw = true;
-                    }
-                }
-                lock.lock();
-            }
-            if (withdraw) {
-                lock.unlock();
-                a.cancel();
-                lock.lock();
-                waiter->cv.wait(lock, [&] { return waiter->done; });
-            }
-        }
+        WaitOutcome outcome = wait_or_withdraw(*waiter, deadline, main, [&] { a.cancel(); });
+        timed_out = outcome.timed_out;
+        interrupted = std::move(outcome.interrupted);
         if (interrupted && waiter->access) waiter->access.release(waiter->access.granted_time());
     }
     if (interrupted) throw std::move(*interrupted);
