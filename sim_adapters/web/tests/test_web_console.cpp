@@ -12,7 +12,7 @@
 #include <simsync/simsync.hpp>
 #include <simsync/web/web.hpp>
 
-#include <boost/json/src.hpp>
+#include <boost/asio/write.hpp>
 
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
@@ -902,14 +902,14 @@ public:
     explicit SilentConnection(std::uint16_t port, const Route& route = {}) : socket_(ioc_)
     {
         open_from(socket_, route);
-        beast::error_code ec;
+        boost::system::error_code ec;
         socket_.connect(tcp::endpoint(asio::ip::make_address(route.address), port), ec);
         connected_ = !ec;
     }
     bool connected() const { return connected_; }
     bool send(const std::string& bytes)
     {
-        beast::error_code ec;
+        boost::system::error_code ec;
         asio::write(socket_, asio::buffer(bytes), ec);
         return !ec;
     }

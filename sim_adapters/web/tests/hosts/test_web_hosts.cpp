@@ -7,8 +7,6 @@
 #include "test_certificate.hpp"
 #include "ws_client.hpp"
 
-#include <boost/json/src.hpp>
-
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
