@@ -201,7 +201,7 @@ void Core::detach(Slot& s, bool revoked)
         stepping_ = false;
     }
     s.activity = Activity::idle;
-    s.since = WallClock::now();
+    s.since = mutex_.hold_time();
     if (was_waiting && s.waiting != Waiting::thread) {
         complete_async(s, errc::not_registered);
     } else {
@@ -219,7 +219,7 @@ void Core::end_hold(Slot& s)
         --shared_holders_;
     }
     s.activity = Activity::idle;
-    s.since = WallClock::now();
+    s.since = mutex_.hold_time();
 }
 
 // --------------------------------------------------------------------- request
@@ -292,7 +292,7 @@ Access Core::request_locked(Lock& lock, const std::shared_ptr<Slot>& slot, SimTi
     if (s.bound_hook.is_linked()) bounds_.erase(bounds_.iterator_to(s));
     s.activity = Activity::waiting;
     s.waiting = Waiting::thread;
-    s.since = WallClock::now();
+    s.since = mutex_.hold_time();
     s.request_time = at;
     s.requested = t;
     s.last_time = at;
@@ -331,7 +331,7 @@ Access Core::request_locked(Lock& lock, const std::shared_ptr<Slot>& slot, SimTi
             run_steps(lock);
             continue;
         }
-        if (cancel || try_only || WallClock::now() >= deadline) {
+        if (cancel || try_only || (deadline != WallTime::max() && WallClock::now() >= deadline)) {
             if (s.step_duty) { // hand an unstarted duty back: advance() gives it to the next in line
                 s.step_duty = false;
                 stepping_ = false;
@@ -387,7 +387,7 @@ void Core::enqueue(Slot& s, SimTime at, SimTime requested, Waiting how)
     if (s.bound_hook.is_linked()) bounds_.erase(bounds_.iterator_to(s));
     s.activity = Activity::waiting;
     s.waiting = how;
-    s.since = WallClock::now();
+    s.since = mutex_.hold_time();
     s.request_time = at;
     s.requested = requested;
     s.last_time = at;
@@ -503,7 +503,7 @@ void Core::withdraw(Slot& s)
     if (s.activity != Activity::waiting) return;
     if (s.pending_hook.is_linked()) pending_.erase(pending_.iterator_to(s));
     s.activity = Activity::idle;
-    s.since = WallClock::now();
+    s.since = mutex_.hold_time();
     if (s.kind == AccessorKind::lockstep && !stopped_ && s.registered.load()) {
         add_bound(s, std::max(s.request_time, effective_now()));
     }
@@ -915,7 +915,7 @@ void Core::run_steps(Lock& lock)
         now_ += config_.step;
         now_ns_.store(now_.time_since_epoch().count(), std::memory_order_release);
         steps_.fetch_add(1, std::memory_order_acq_rel);
-        last_progress_ = WallClock::now();
+        last_progress_ = mutex_.hold_time();
         grants_at_now_ = 0;
         if (stall_reported_) watchdog_cv_.notify_one();
         if (target_ && now_ >= *target_) {
@@ -967,7 +967,7 @@ void Core::grant(Slot& s)
     }
     s.activity = Activity::holding;
     holding_.push_back(s);
-    s.since = WallClock::now();
+    s.since = mutex_.hold_time();
     ++grants_at_now_; // no progress by itself: grants at one instant can go on while time stands still
     s.hold_sequence = grant_sequence_++;
     ++s.grants;
@@ -1036,7 +1036,7 @@ void Core::resume()
 {
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
-    last_progress_ = WallClock::now(); // the stall watchdog counts from the operator's action
+    last_progress_ = mutex_.hold_time(); // the stall watchdog counts from the operator's action
     limit_ = kSimTimeMax;
     target_.reset();
     record_event(HandlerEvent::Kind::resumed);
@@ -1048,7 +1048,7 @@ void Core::step(std::uint64_t n)
 {
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
-    last_progress_ = WallClock::now(); // the stall watchdog counts from the operator's action
+    last_progress_ = mutex_.hold_time(); // the stall watchdog counts from the operator's action
     const SimTime base = limit_ == kSimTimeMax ? effective_now() : std::max(limit_, effective_now());
     const auto room = static_cast<std::uint64_t>((kSimTimeMax - base) / config_.step);
     limit_ = base + static_cast<std::int64_t>(std::min(n, room)) * config_.step; // saturate, never overflow
@@ -1063,7 +1063,7 @@ void Core::run_until(SimTime t)
 {
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
-    last_progress_ = WallClock::now(); // the stall watchdog counts from the operator's action
+    last_progress_ = mutex_.hold_time(); // the stall watchdog counts from the operator's action
     const SimTime at = round_to_grid(t, config_.step, Rounding::down);
     limit_ = std::max(at, effective_now());
     target_ = limit_;
@@ -1100,7 +1100,7 @@ void Core::stop_locked()
         }
         pending_.erase(pending_.iterator_to(s));
         s.activity = Activity::idle;
-        s.since = WallClock::now();
+        s.since = mutex_.hold_time();
         complete_async(s, stop_reason());
     }
     // Idle lockstep bounds no longer matter.
