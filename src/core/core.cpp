@@ -224,11 +224,16 @@ void Core::end_hold(Slot& s)
 
 // --------------------------------------------------------------------- request
 
-Access Core::make_access(Slot& s, const std::shared_ptr<Slot>& slot)
+Access Core::make_access(Slot& s, const std::shared_ptr<Slot>& slot, HeldRefs* refs)
 {
     Access access;
-    access.core_ = shared_from_this();
-    access.slot_ = slot;
+    if (refs != nullptr && refs->slot) {
+        access.core_ = std::move(refs->core);
+        access.slot_ = std::move(refs->slot);
+    } else {
+        access.core_ = shared_from_this();
+        access.slot_ = slot;
+    }
     access.world_ = &world_;
     access.requested_ = s.requested;
     access.granted_ = s.granted_at;
@@ -249,37 +254,42 @@ Access Core::request(const std::shared_ptr<Slot>& slot, SimTime t, WallTime dead
 // is followed at once by the next request: no bound is declared in between,
 // the request's own pending entry holds time. False if `held` holds nothing
 // of `s` any more (released, revoked).
-bool Core::end_for_next(Slot& s, Access& held, SimTime next)
+bool Core::end_for_next(Slot& s, Access& held, SimTime next, HeldRefs& refs)
 {
     if (!held.slot_) return false;
     if (held.slot_.get() != &s) {
         throw Error(errc::invalid_argument, "release_and_request on accessor '" + s.name +
                                                 "' with an access of accessor '" + held.slot_->name + "'");
     }
-    if (s.activity != Activity::holding || s.hold_sequence != held.sequence_) {
-        held.reset(); // revoked or already released: only the request remains
-        return false;
-    }
-    if (round(next) < now_) {
+    const bool holds = s.activity == Activity::holding && s.hold_sequence == held.sequence_;
+    if (holds && round(next) < now_) {
         throw Error(errc::invalid_argument, "release_and_request of '" + s.name + "' names its next request at " +
                                                 describe(next) + ", before the granted time " + describe(now_));
     }
-    end_hold(s);
+    if (holds) end_hold(s); // else revoked or already released: only the request remains
+    // `held` gives up its references without touching their counts: they go
+    // to the next Access (make_access), so a step from one access to the next
+    // makes no atomic read-modify-write on the shared counts of the core and
+    // the slot, which both threads of a handoff would otherwise pull back and
+    // forth between their cores.
+    refs.core = std::move(held.core_);
+    refs.slot = std::move(held.slot_);
     held.reset();
-    return true;
+    return holds;
 }
 
 Access Core::release_and_request(const std::shared_ptr<Slot>& slot, Access& held, SimTime next, WallTime deadline,
                                  const std::stop_token& stop)
 {
+    HeldRefs refs; // destroyed after the unlock, if no Access took them
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
-    (void)end_for_next(*slot, held, next);
-    return request_locked(lock, slot, next, deadline, false, stop);
+    (void)end_for_next(*slot, held, next, refs);
+    return request_locked(lock, slot, next, deadline, false, stop, &refs);
 }
 
 Access Core::request_locked(Lock& lock, const std::shared_ptr<Slot>& slot, SimTime t, WallTime deadline,
-                            bool try_only, const std::stop_token& stop)
+                            bool try_only, const std::stop_token& stop, HeldRefs* refs)
 {
     Slot& s = *slot;
     if (!s.registered.load()) return Access(errc::not_registered, t);
@@ -319,7 +329,7 @@ Access Core::request_locked(Lock& lock, const std::shared_ptr<Slot>& slot, SimTi
     if (stop.stop_possible()) on_stop.emplace(stop, NotifyWaiter{&s});
 
     for (;;) {
-        if (s.granted.load(std::memory_order_relaxed)) return make_access(s, slot);
+        if (s.granted.load(std::memory_order_relaxed)) return make_access(s, slot, refs);
         if (!s.registered.load()) return Access(errc::not_registered, t);
         if (stopped_) {
             withdraw(s);
@@ -349,7 +359,7 @@ Access Core::request_locked(Lock& lock, const std::shared_ptr<Slot>& slot, SimTi
         s.waiter.wait_until(deadline);
         // A grant handed over ready-made: everything the Access needs was
         // written before `granted` (release), so no lock is needed to return.
-        if (s.granted.load(std::memory_order_acquire)) return make_access(s, slot);
+        if (s.granted.load(std::memory_order_acquire)) return make_access(s, slot, refs);
         lock.lock();
     }
 }
@@ -358,9 +368,10 @@ AsyncTicket Core::start_async(const std::shared_ptr<Slot>& slot, SimTime t, std:
                               Access* held)
 {
     Slot& s = *slot;
+    HeldRefs refs; // unused by an asynchronous grant (made by the granting thread); dropped after the unlock
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
-    if (held != nullptr) (void)end_for_next(s, *held, t);
+    if (held != nullptr) (void)end_for_next(s, *held, t, refs);
     throw_if_busy(s, [&] { return "asked for " + describe(t); });
     AsyncTicket ticket{weak_from_this(), slot, ++s.request_id};
     const bool runs_inline = completion->runs_inline();
@@ -949,6 +960,22 @@ void Core::grant_at_now()
 
 void Core::grant(Slot& s)
 {
+    s.hold_sequence = grant_sequence_++;
+    s.granted_at = now_;
+    s.activity = Activity::holding;
+    if (s.waiting == Waiting::thread) {
+        // The waiting thread first: everything its Access reads (requested,
+        // granted_at, mode, hold_sequence) is written, and it returns without
+        // the lock, so it runs while this thread does the bookkeeping below.
+        // A spinning waiter is signalled here, under the lock (one atomic
+        // exchange); a sleeping one after the unlock (a FUTEX_WAKE syscall,
+        // queued by wake()). Under the lock the slot cannot be freed
+        // meanwhile: the woken thread's Access keeps it, and dropping that
+        // Access (a release) or the Accessor (a deregister) takes this lock.
+        s.holder_thread.store(s.thread, std::memory_order_relaxed);
+        s.granted.store(true, std::memory_order_release); // last: the waiter may return without the lock
+        if (s.thread != std::this_thread::get_id() && !s.waiter.notify_if_awake()) wake(s);
+    }
     pending_.erase(pending_.iterator_to(s));
     if (s.round_instant == now_) {
         ++s.round_count;
@@ -965,19 +992,11 @@ void Core::grant(Slot& s)
         s.holder_key = Key{now_.time_since_epoch().count(), s.round_count, s.options.priority, s.order};
         lockstep_holders_.insert(s);
     }
-    s.activity = Activity::holding;
     holding_.push_back(s);
     s.since = mutex_.hold_time();
     ++grants_at_now_; // no progress by itself: grants at one instant can go on while time stands still
-    s.hold_sequence = grant_sequence_++;
     ++s.grants;
-    s.granted_at = now_;
-    if (s.waiting == Waiting::thread) {
-        s.holder_thread.store(s.thread, std::memory_order_relaxed);
-        s.granted.store(true, std::memory_order_release); // last: the waiter may return without the lock
-        wake(s);
-        return;
-    }
+    if (s.waiting == Waiting::thread) return;
     s.holder_thread.store(std::thread::id{}, std::memory_order_relaxed);
     if (s.waiting == Waiting::system) {
         // Called by the thread that runs systems (this one, unless it is not

@@ -285,7 +285,14 @@ private:
     HandlerState state_locked() const noexcept;
 
     void add_bound(Slot& s, SimTime bound);
-    Access make_access(Slot& s, const std::shared_ptr<Slot>& slot);
+    // The references a released Access held, passed on to the next one.
+    struct HeldRefs {
+        std::shared_ptr<Core> core;
+        std::shared_ptr<Slot> slot;
+    };
+    // An Access for the grant `s` holds; takes `refs`' references if it has
+    // them (no count changes), else new ones.
+    Access make_access(Slot& s, const std::shared_ptr<Slot>& slot, HeldRefs* refs = nullptr);
     // Ends an asynchronous request (or a persistent system) that is no longer
     // pending with `error`.
     void complete_async(Slot& s, std::error_code error);
@@ -314,8 +321,8 @@ private:
     // duty to that request's thread.
     void advance(Lock& lock, Slot* self, bool carry_for_others = false);
     Access request_locked(Lock& lock, const std::shared_ptr<Slot>& slot, SimTime t, WallTime deadline,
-                          bool try_only, const std::stop_token& stop);
-    bool end_for_next(Slot& s, Access& held, SimTime next);
+                          bool try_only, const std::stop_token& stop, HeldRefs* refs = nullptr);
+    bool end_for_next(Slot& s, Access& held, SimTime next, HeldRefs& refs);
     void grant_at_now();
     void grant(Slot& s);
     std::optional<SimTime> step_goal() const;
