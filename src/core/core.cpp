@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <utility>
 
 namespace simsync::detail {
 
@@ -827,7 +828,7 @@ void Core::advance(Lock& lock, Slot* self, bool carry_for_others)
 {
     if (stopped_) return;
     grant_at_now();
-    if (stepping_ || !step_goal()) return;
+    if (stepping_ || !can_step()) return;
 
     stepping_ = true;
     if (config_.step_thread == StepThread::host) {
@@ -858,34 +859,34 @@ void Core::advance(Lock& lock, Slot* self, bool carry_for_others)
             break; // inline systems have no thread: the caller steps for them
         }
     }
-    run_steps(lock); // our own request is next, an inline system's, or only an operator target remains
+    run_steps(lock, /*goal_known=*/true); // our own request is next, an inline system's, or only an operator target remains
 }
 
-std::optional<SimTime> Core::step_goal() const
+// A plain value, not an optional: this runs two or three times per grant,
+// and reading back an optional just stored through memory stalled on it.
+// kSimTimeMax is "no goal" inside: a request for "never" is none, and target_
+// is never kSimTimeMax (run_until and step(n) reset it instead).
+SimTime Core::step_goal() const noexcept
 {
-    if (stopped_ || has_holders() || step_in_flight_) return std::nullopt;
-    std::optional<SimTime> goal;
+    if (stopped_ || has_holders() || step_in_flight_) return now_;
+    SimTime goal = target_ ? *target_ : kSimTimeMax;
     if (!pending_.empty()) {
         const SimTime earliest{SimDuration{pending_.begin()->pending_key.time_ns}};
-        if (earliest == now_) return std::nullopt; // grant here first (or wait for who is ahead)
-        if (earliest != kSimTimeMax) goal = earliest; // a request for "never" is no goal
+        if (earliest == now_) return now_; // grant here first (or wait for who is ahead)
+        goal = std::min(goal, earliest);
     }
-    if (target_) goal = goal ? std::min(*goal, *target_) : *target_;
-    if (!goal) return std::nullopt;
-    *goal = std::min(*goal, limit_);
-    if (!bounds_.empty()) {
-        *goal = std::min(*goal, SimTime{SimDuration{bounds_.begin()->bound_key.time_ns}});
-    }
-    if (*goal <= now_) return std::nullopt;
-    return goal;
+    if (goal == kSimTimeMax) return now_;
+    goal = std::min(goal, limit_);
+    if (!bounds_.empty()) goal = std::min(goal, SimTime{SimDuration{bounds_.begin()->bound_key.time_ns}});
+    return goal > now_ ? goal : now_;
 }
 
 // Steps one dt at a time, re-deciding under the lock after each step, so a
 // pause, a new earlier request, a new lockstep bound or stop take effect at the
 // next step boundary. Precondition: stepping_ is true and this thread owns it.
-void Core::run_steps(Lock& lock)
+void Core::run_steps(Lock& lock, bool goal_known)
 {
-    while (step_goal()) {
+    while (std::exchange(goal_known, false) || can_step()) {
         if (!events_.empty() && !delivering_events_) {
             // Subscribers may call any member, wait_until_paused too: they run
             // with the duty given up and no step in flight, and whoever needs
@@ -894,7 +895,7 @@ void Core::run_steps(Lock& lock)
             flush_and_unlock(lock);
             lock.lock();
             if (stepping_ || stopped_) return; // another thread carries it now
-            if (!step_goal()) break;
+            if (!can_step()) break;
             stepping_ = true;
             continue;
         }
@@ -1195,9 +1196,9 @@ bool Core::take_up_duty(Lock& lock)
 {
     if (config_.step_thread != StepThread::any || stopped_) return false;
     if (!stepping_) {
-        if (!step_goal()) return false;
+        if (!can_step()) return false;
         stepping_ = true;
-        run_steps(lock);
+        run_steps(lock, /*goal_known=*/true);
         return true;
     }
     const auto me = std::this_thread::get_id();

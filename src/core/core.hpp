@@ -325,8 +325,11 @@ private:
     bool end_for_next(Slot& s, Access& held, SimTime next, HeldRefs& refs);
     void grant_at_now();
     void grant(Slot& s);
-    std::optional<SimTime> step_goal() const;
-    void run_steps(Lock& lock);
+    // The instant time may step towards now, or now_ if it may not move.
+    SimTime step_goal() const noexcept;
+    bool can_step() const noexcept { return step_goal() != now_; }
+    // `goal_known`: the caller has just seen can_step() true under this hold.
+    void run_steps(Lock& lock, bool goal_known = false);
     bool take_up_duty(Lock& lock);
     void withdraw(Slot& s);
     void detach(Slot& s, bool revoked);
