@@ -886,12 +886,22 @@ SimTime Core::step_goal() const noexcept
 // next step boundary. Precondition: stepping_ is true and this thread owns it.
 void Core::run_steps(Lock& lock, bool goal_known)
 {
+    // The wall time of progress is stamped late in the hold that follows the
+    // step, once the grant it made possible has signalled its waiter (grant()
+    // reads the clock then, and this reuses the reading), and always before
+    // the lock is released, so the watchdog and snapshot() never see it stale.
+    bool progressed = false;
+    auto stamp_progress = [&] {
+        if (progressed) last_progress_ = mutex_.hold_time();
+        progressed = false;
+    };
     while (std::exchange(goal_known, false) || can_step()) {
         if (!events_.empty() && !delivering_events_) {
             // Subscribers may call any member, wait_until_paused too: they run
             // with the duty given up and no step in flight, and whoever needs
             // time to move (that wait included) takes the duty up again.
             stepping_ = false;
+            stamp_progress();
             flush_and_unlock(lock);
             lock.lock();
             if (stepping_ || stopped_) return; // another thread carries it now
@@ -902,6 +912,7 @@ void Core::run_steps(Lock& lock, bool goal_known)
         if (registrations_waiting_ > 0) {
             // A registration waits for the step that just ended: let it in
             // before the next one (see wait_for_an_instant).
+            stamp_progress();
             flush_and_unlock(lock, /*stepping=*/true);
             lock.lock();
             ++state_waiters_;
@@ -911,6 +922,7 @@ void Core::run_steps(Lock& lock, bool goal_known)
         }
         step_in_flight_ = true;
         stepper_ = std::this_thread::get_id();
+        stamp_progress();
         flush_and_unlock(lock, /*stepping=*/true); // events and inline completions wait for the end
         try {
             world_.step(config_.step);
@@ -926,8 +938,9 @@ void Core::run_steps(Lock& lock, bool goal_known)
         step_in_flight_ = false; // pause() and registrations wait for this: see flush_and_unlock
         now_ += config_.step;
         now_ns_.store(now_.time_since_epoch().count(), std::memory_order_release);
-        steps_.fetch_add(1, std::memory_order_acq_rel);
-        last_progress_ = mutex_.hold_time();
+        // Written only under the lock: a store, not a read-modify-write.
+        steps_.store(steps_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+        progressed = true;
         grants_at_now_ = 0;
         if (stall_reported_) watchdog_cv_.notify_one();
         if (target_ && now_ >= *target_) {
@@ -937,6 +950,7 @@ void Core::run_steps(Lock& lock, bool goal_known)
     }
     stepping_ = false;
     grant_at_now();
+    stamp_progress();
 }
 
 void Core::grant_at_now()
