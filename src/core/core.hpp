@@ -358,7 +358,8 @@ private:
     // Wakes are queued under the lock and delivered after it is released, so a
     // woken thread does not run straight into the mutex its waker still holds
     // (that cost a second context switch per handoff). The shared_ptr keeps the
-    // slot's Waiter alive until it is notified.
+    // slot's Waiter alive until it is notified. (grant() signals an awake
+    // waiter itself, under the lock, and queues only a sleeping one here.)
     void wake(Slot& s);
     // Delivers what was queued: notifies, posts and, unless the caller holds
     // the step duty (`stepping`), events and inline completions (queued on this
