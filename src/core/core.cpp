@@ -776,6 +776,7 @@ void Core::run_system_call(const std::shared_ptr<Slot>& slot)
                                                                              "' kept its access (moved it out of "
                                                                              "the call) and asked again"));
         }
+        if (chain_ref_.get() == &s && (failure || !next)) chain_ref_.reset(); // the chain ends
         if (failure) {
             s.system = nullptr;
             if (!failure_) failure_ = failure;
@@ -795,6 +796,7 @@ void Core::run_system_call(const std::shared_ptr<Slot>& slot)
         else if (stopped_) refusal = stop_reason();
         else if (at < effective_now()) refusal = errc::time_passed;
         if (refusal) {
+            if (chain_ref_.get() == &s) chain_ref_.reset(); // the chain ends
             s.waiting = Waiting::system;
             s.requested = *next;
             complete_async(s, refusal);
@@ -810,7 +812,10 @@ void Core::run_system_call(const std::shared_ptr<Slot>& slot)
             paused_waiters_ > 0 || s.system_end || !access.slot_) {
             return; // the flush on the way out delivers all, in order
         }
-        systems_due_.clear(); // `slot` keeps it
+        // Its reference waits for the next grant of this system (grant()), so
+        // a chain makes no atomic read-modify-write on the slot's count.
+        chain_ref_ = std::move(systems_due_.front());
+        systems_due_.clear();
         access.granted_ = s.granted_at;
         access.requested_ = s.requested;
         access.sequence_ = s.hold_sequence;
@@ -1016,7 +1021,8 @@ void Core::grant(Slot& s)
     if (s.waiting == Waiting::system) {
         // Called by the thread that runs systems (this one, unless it is not
         // the host's), right after the step: no completion, no Access yet.
-        systems_due_.push_back(s.shared_from_this());
+        // A chain's own reference when it has one (no count change), else a new one.
+        systems_due_.push_back(chain_ref_.get() == &s ? std::move(chain_ref_) : s.shared_from_this());
         if (!runs_systems_here()) host_waiter_.notify();
         return;
     }

@@ -410,6 +410,7 @@ private:
     std::vector<Delivery> deliveries_;         // completions and step duties of asynchronous requests
     std::vector<Delivery> host_inline_; // StepThread::host: inline completions for the host thread
     std::vector<std::shared_ptr<Slot>> systems_due_; // persistent systems granted (or ended), in order
+    std::shared_ptr<Slot> chain_ref_; // a chaining system's reference to its slot, for its next grant
     std::map<std::string, std::shared_ptr<Slot>, std::less<>> by_name_;
     std::uint64_t next_order_ = 0;
     std::uint64_t grant_sequence_ = 0;
