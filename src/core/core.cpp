@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <utility>
 
 namespace simsync::detail {
 
@@ -201,7 +202,7 @@ void Core::detach(Slot& s, bool revoked)
         stepping_ = false;
     }
     s.activity = Activity::idle;
-    s.since = WallClock::now();
+    s.since = mutex_.hold_time();
     if (was_waiting && s.waiting != Waiting::thread) {
         complete_async(s, errc::not_registered);
     } else {
@@ -219,16 +220,21 @@ void Core::end_hold(Slot& s)
         --shared_holders_;
     }
     s.activity = Activity::idle;
-    s.since = WallClock::now();
+    s.since = mutex_.hold_time();
 }
 
 // --------------------------------------------------------------------- request
 
-Access Core::make_access(Slot& s, const std::shared_ptr<Slot>& slot)
+Access Core::make_access(Slot& s, const std::shared_ptr<Slot>& slot, HeldRefs* refs)
 {
     Access access;
-    access.core_ = shared_from_this();
-    access.slot_ = slot;
+    if (refs != nullptr && refs->slot) {
+        access.core_ = std::move(refs->core);
+        access.slot_ = std::move(refs->slot);
+    } else {
+        access.core_ = shared_from_this();
+        access.slot_ = slot;
+    }
     access.world_ = &world_;
     access.requested_ = s.requested;
     access.granted_ = s.granted_at;
@@ -249,37 +255,42 @@ Access Core::request(const std::shared_ptr<Slot>& slot, SimTime t, WallTime dead
 // is followed at once by the next request: no bound is declared in between,
 // the request's own pending entry holds time. False if `held` holds nothing
 // of `s` any more (released, revoked).
-bool Core::end_for_next(Slot& s, Access& held, SimTime next)
+bool Core::end_for_next(Slot& s, Access& held, SimTime next, HeldRefs& refs)
 {
     if (!held.slot_) return false;
     if (held.slot_.get() != &s) {
         throw Error(errc::invalid_argument, "release_and_request on accessor '" + s.name +
                                                 "' with an access of accessor '" + held.slot_->name + "'");
     }
-    if (s.activity != Activity::holding || s.hold_sequence != held.sequence_) {
-        held.reset(); // revoked or already released: only the request remains
-        return false;
-    }
-    if (round(next) < now_) {
+    const bool holds = s.activity == Activity::holding && s.hold_sequence == held.sequence_;
+    if (holds && round(next) < now_) {
         throw Error(errc::invalid_argument, "release_and_request of '" + s.name + "' names its next request at " +
                                                 describe(next) + ", before the granted time " + describe(now_));
     }
-    end_hold(s);
+    if (holds) end_hold(s); // else revoked or already released: only the request remains
+    // `held` gives up its references without touching their counts: they go
+    // to the next Access (make_access), so a step from one access to the next
+    // makes no atomic read-modify-write on the shared counts of the core and
+    // the slot, which both threads of a handoff would otherwise pull back and
+    // forth between their cores.
+    refs.core = std::move(held.core_);
+    refs.slot = std::move(held.slot_);
     held.reset();
-    return true;
+    return holds;
 }
 
 Access Core::release_and_request(const std::shared_ptr<Slot>& slot, Access& held, SimTime next, WallTime deadline,
                                  const std::stop_token& stop)
 {
+    HeldRefs refs; // destroyed after the unlock, if no Access took them
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
-    (void)end_for_next(*slot, held, next);
-    return request_locked(lock, slot, next, deadline, false, stop);
+    (void)end_for_next(*slot, held, next, refs);
+    return request_locked(lock, slot, next, deadline, false, stop, &refs);
 }
 
 Access Core::request_locked(Lock& lock, const std::shared_ptr<Slot>& slot, SimTime t, WallTime deadline,
-                            bool try_only, const std::stop_token& stop)
+                            bool try_only, const std::stop_token& stop, HeldRefs* refs)
 {
     Slot& s = *slot;
     if (!s.registered.load()) return Access(errc::not_registered, t);
@@ -292,7 +303,7 @@ Access Core::request_locked(Lock& lock, const std::shared_ptr<Slot>& slot, SimTi
     if (s.bound_hook.is_linked()) bounds_.erase(bounds_.iterator_to(s));
     s.activity = Activity::waiting;
     s.waiting = Waiting::thread;
-    s.since = WallClock::now();
+    s.since = mutex_.hold_time();
     s.request_time = at;
     s.requested = t;
     s.last_time = at;
@@ -319,7 +330,7 @@ Access Core::request_locked(Lock& lock, const std::shared_ptr<Slot>& slot, SimTi
     if (stop.stop_possible()) on_stop.emplace(stop, NotifyWaiter{&s});
 
     for (;;) {
-        if (s.granted.load(std::memory_order_relaxed)) return make_access(s, slot);
+        if (s.granted.load(std::memory_order_relaxed)) return make_access(s, slot, refs);
         if (!s.registered.load()) return Access(errc::not_registered, t);
         if (stopped_) {
             withdraw(s);
@@ -331,7 +342,7 @@ Access Core::request_locked(Lock& lock, const std::shared_ptr<Slot>& slot, SimTi
             run_steps(lock);
             continue;
         }
-        if (cancel || try_only || WallClock::now() >= deadline) {
+        if (cancel || try_only || (deadline != WallTime::max() && WallClock::now() >= deadline)) {
             if (s.step_duty) { // hand an unstarted duty back: advance() gives it to the next in line
                 s.step_duty = false;
                 stepping_ = false;
@@ -349,7 +360,7 @@ Access Core::request_locked(Lock& lock, const std::shared_ptr<Slot>& slot, SimTi
         s.waiter.wait_until(deadline);
         // A grant handed over ready-made: everything the Access needs was
         // written before `granted` (release), so no lock is needed to return.
-        if (s.granted.load(std::memory_order_acquire)) return make_access(s, slot);
+        if (s.granted.load(std::memory_order_acquire)) return make_access(s, slot, refs);
         lock.lock();
     }
 }
@@ -358,9 +369,10 @@ AsyncTicket Core::start_async(const std::shared_ptr<Slot>& slot, SimTime t, std:
                               Access* held)
 {
     Slot& s = *slot;
+    HeldRefs refs; // unused by an asynchronous grant (made by the granting thread); dropped after the unlock
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
-    if (held != nullptr) (void)end_for_next(s, *held, t);
+    if (held != nullptr) (void)end_for_next(s, *held, t, refs);
     throw_if_busy(s, [&] { return "asked for " + describe(t); });
     AsyncTicket ticket{weak_from_this(), slot, ++s.request_id};
     const bool runs_inline = completion->runs_inline();
@@ -387,7 +399,7 @@ void Core::enqueue(Slot& s, SimTime at, SimTime requested, Waiting how)
     if (s.bound_hook.is_linked()) bounds_.erase(bounds_.iterator_to(s));
     s.activity = Activity::waiting;
     s.waiting = how;
-    s.since = WallClock::now();
+    s.since = mutex_.hold_time();
     s.request_time = at;
     s.requested = requested;
     s.last_time = at;
@@ -503,7 +515,7 @@ void Core::withdraw(Slot& s)
     if (s.activity != Activity::waiting) return;
     if (s.pending_hook.is_linked()) pending_.erase(pending_.iterator_to(s));
     s.activity = Activity::idle;
-    s.since = WallClock::now();
+    s.since = mutex_.hold_time();
     if (s.kind == AccessorKind::lockstep && !stopped_ && s.registered.load()) {
         add_bound(s, std::max(s.request_time, effective_now()));
     }
@@ -764,6 +776,7 @@ void Core::run_system_call(const std::shared_ptr<Slot>& slot)
                                                                              "' kept its access (moved it out of "
                                                                              "the call) and asked again"));
         }
+        if (chain_ref_.get() == &s && (failure || !next)) chain_ref_.reset(); // the chain ends
         if (failure) {
             s.system = nullptr;
             if (!failure_) failure_ = failure;
@@ -783,6 +796,7 @@ void Core::run_system_call(const std::shared_ptr<Slot>& slot)
         else if (stopped_) refusal = stop_reason();
         else if (at < effective_now()) refusal = errc::time_passed;
         if (refusal) {
+            if (chain_ref_.get() == &s) chain_ref_.reset(); // the chain ends
             s.waiting = Waiting::system;
             s.requested = *next;
             complete_async(s, refusal);
@@ -798,7 +812,10 @@ void Core::run_system_call(const std::shared_ptr<Slot>& slot)
             paused_waiters_ > 0 || s.system_end || !access.slot_) {
             return; // the flush on the way out delivers all, in order
         }
-        systems_due_.clear(); // `slot` keeps it
+        // Its reference waits for the next grant of this system (grant()), so
+        // a chain makes no atomic read-modify-write on the slot's count.
+        chain_ref_ = std::move(systems_due_.front());
+        systems_due_.clear();
         access.granted_ = s.granted_at;
         access.requested_ = s.requested;
         access.sequence_ = s.hold_sequence;
@@ -816,7 +833,7 @@ void Core::advance(Lock& lock, Slot* self, bool carry_for_others)
 {
     if (stopped_) return;
     grant_at_now();
-    if (stepping_ || !step_goal()) return;
+    if (stepping_ || !can_step()) return;
 
     stepping_ = true;
     if (config_.step_thread == StepThread::host) {
@@ -847,49 +864,60 @@ void Core::advance(Lock& lock, Slot* self, bool carry_for_others)
             break; // inline systems have no thread: the caller steps for them
         }
     }
-    run_steps(lock); // our own request is next, an inline system's, or only an operator target remains
+    run_steps(lock, /*goal_known=*/true); // our own request is next, an inline system's, or only an operator target remains
 }
 
-std::optional<SimTime> Core::step_goal() const
+// A plain value, not an optional: this runs two or three times per grant,
+// and reading back an optional just stored through memory stalled on it.
+// kSimTimeMax is "no goal" inside: a request for "never" is none, and target_
+// is never kSimTimeMax (run_until and step(n) reset it instead).
+SimTime Core::step_goal() const noexcept
 {
-    if (stopped_ || has_holders() || step_in_flight_) return std::nullopt;
-    std::optional<SimTime> goal;
+    if (stopped_ || has_holders() || step_in_flight_) return now_;
+    SimTime goal = target_ ? *target_ : kSimTimeMax;
     if (!pending_.empty()) {
         const SimTime earliest{SimDuration{pending_.begin()->pending_key.time_ns}};
-        if (earliest == now_) return std::nullopt; // grant here first (or wait for who is ahead)
-        if (earliest != kSimTimeMax) goal = earliest; // a request for "never" is no goal
+        if (earliest == now_) return now_; // grant here first (or wait for who is ahead)
+        goal = std::min(goal, earliest);
     }
-    if (target_) goal = goal ? std::min(*goal, *target_) : *target_;
-    if (!goal) return std::nullopt;
-    *goal = std::min(*goal, limit_);
-    if (!bounds_.empty()) {
-        *goal = std::min(*goal, SimTime{SimDuration{bounds_.begin()->bound_key.time_ns}});
-    }
-    if (*goal <= now_) return std::nullopt;
-    return goal;
+    if (goal == kSimTimeMax) return now_;
+    goal = std::min(goal, limit_);
+    if (!bounds_.empty()) goal = std::min(goal, SimTime{SimDuration{bounds_.begin()->bound_key.time_ns}});
+    return goal > now_ ? goal : now_;
 }
 
 // Steps one dt at a time, re-deciding under the lock after each step, so a
 // pause, a new earlier request, a new lockstep bound or stop take effect at the
 // next step boundary. Precondition: stepping_ is true and this thread owns it.
-void Core::run_steps(Lock& lock)
+void Core::run_steps(Lock& lock, bool goal_known)
 {
-    while (step_goal()) {
+    // The wall time of progress is stamped late in the hold that follows the
+    // step, once the grant it made possible has signalled its waiter (grant()
+    // reads the clock then, and this reuses the reading), and always before
+    // the lock is released, so the watchdog and snapshot() never see it stale.
+    bool progressed = false;
+    auto stamp_progress = [&] {
+        if (progressed) last_progress_ = mutex_.hold_time();
+        progressed = false;
+    };
+    while (std::exchange(goal_known, false) || can_step()) {
         if (!events_.empty() && !delivering_events_) {
             // Subscribers may call any member, wait_until_paused too: they run
             // with the duty given up and no step in flight, and whoever needs
             // time to move (that wait included) takes the duty up again.
             stepping_ = false;
+            stamp_progress();
             flush_and_unlock(lock);
             lock.lock();
             if (stepping_ || stopped_) return; // another thread carries it now
-            if (!step_goal()) break;
+            if (!can_step()) break;
             stepping_ = true;
             continue;
         }
         if (registrations_waiting_ > 0) {
             // A registration waits for the step that just ended: let it in
             // before the next one (see wait_for_an_instant).
+            stamp_progress();
             flush_and_unlock(lock, /*stepping=*/true);
             lock.lock();
             ++state_waiters_;
@@ -899,6 +927,7 @@ void Core::run_steps(Lock& lock)
         }
         step_in_flight_ = true;
         stepper_ = std::this_thread::get_id();
+        stamp_progress();
         flush_and_unlock(lock, /*stepping=*/true); // events and inline completions wait for the end
         try {
             world_.step(config_.step);
@@ -914,8 +943,9 @@ void Core::run_steps(Lock& lock)
         step_in_flight_ = false; // pause() and registrations wait for this: see flush_and_unlock
         now_ += config_.step;
         now_ns_.store(now_.time_since_epoch().count(), std::memory_order_release);
-        steps_.fetch_add(1, std::memory_order_acq_rel);
-        last_progress_ = WallClock::now();
+        // Written only under the lock: a store, not a read-modify-write.
+        steps_.store(steps_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+        progressed = true;
         grants_at_now_ = 0;
         if (stall_reported_) watchdog_cv_.notify_one();
         if (target_ && now_ >= *target_) {
@@ -925,6 +955,7 @@ void Core::run_steps(Lock& lock)
     }
     stepping_ = false;
     grant_at_now();
+    stamp_progress();
 }
 
 void Core::grant_at_now()
@@ -949,6 +980,22 @@ void Core::grant_at_now()
 
 void Core::grant(Slot& s)
 {
+    s.hold_sequence = grant_sequence_++;
+    s.granted_at = now_;
+    s.activity = Activity::holding;
+    if (s.waiting == Waiting::thread) {
+        // The waiting thread first: everything its Access reads (requested,
+        // granted_at, mode, hold_sequence) is written, and it returns without
+        // the lock, so it runs while this thread does the bookkeeping below.
+        // A spinning waiter is signalled here, under the lock (one atomic
+        // exchange); a sleeping one after the unlock (a FUTEX_WAKE syscall,
+        // queued by wake()). Under the lock the slot cannot be freed
+        // meanwhile: the woken thread's Access keeps it, and dropping that
+        // Access (a release) or the Accessor (a deregister) takes this lock.
+        s.holder_thread.store(s.thread, std::memory_order_relaxed);
+        s.granted.store(true, std::memory_order_release); // last: the waiter may return without the lock
+        if (s.thread != std::this_thread::get_id() && !s.waiter.notify_if_awake()) wake(s);
+    }
     pending_.erase(pending_.iterator_to(s));
     if (s.round_instant == now_) {
         ++s.round_count;
@@ -965,24 +1012,17 @@ void Core::grant(Slot& s)
         s.holder_key = Key{now_.time_since_epoch().count(), s.round_count, s.options.priority, s.order};
         lockstep_holders_.insert(s);
     }
-    s.activity = Activity::holding;
     holding_.push_back(s);
-    s.since = WallClock::now();
+    s.since = mutex_.hold_time();
     ++grants_at_now_; // no progress by itself: grants at one instant can go on while time stands still
-    s.hold_sequence = grant_sequence_++;
     ++s.grants;
-    s.granted_at = now_;
-    if (s.waiting == Waiting::thread) {
-        s.holder_thread.store(s.thread, std::memory_order_relaxed);
-        s.granted.store(true, std::memory_order_release); // last: the waiter may return without the lock
-        wake(s);
-        return;
-    }
+    if (s.waiting == Waiting::thread) return;
     s.holder_thread.store(std::thread::id{}, std::memory_order_relaxed);
     if (s.waiting == Waiting::system) {
         // Called by the thread that runs systems (this one, unless it is not
         // the host's), right after the step: no completion, no Access yet.
-        systems_due_.push_back(s.shared_from_this());
+        // A chain's own reference when it has one (no count change), else a new one.
+        systems_due_.push_back(chain_ref_.get() == &s ? std::move(chain_ref_) : s.shared_from_this());
         if (!runs_systems_here()) host_waiter_.notify();
         return;
     }
@@ -1036,7 +1076,7 @@ void Core::resume()
 {
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
-    last_progress_ = WallClock::now(); // the stall watchdog counts from the operator's action
+    last_progress_ = mutex_.hold_time(); // the stall watchdog counts from the operator's action
     limit_ = kSimTimeMax;
     target_.reset();
     record_event(HandlerEvent::Kind::resumed);
@@ -1048,7 +1088,7 @@ void Core::step(std::uint64_t n)
 {
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
-    last_progress_ = WallClock::now(); // the stall watchdog counts from the operator's action
+    last_progress_ = mutex_.hold_time(); // the stall watchdog counts from the operator's action
     const SimTime base = limit_ == kSimTimeMax ? effective_now() : std::max(limit_, effective_now());
     const auto room = static_cast<std::uint64_t>((kSimTimeMax - base) / config_.step);
     limit_ = base + static_cast<std::int64_t>(std::min(n, room)) * config_.step; // saturate, never overflow
@@ -1063,7 +1103,7 @@ void Core::run_until(SimTime t)
 {
     Lock lock(mutex_);
     WakeOnExit wake_on_exit{*this, lock};
-    last_progress_ = WallClock::now(); // the stall watchdog counts from the operator's action
+    last_progress_ = mutex_.hold_time(); // the stall watchdog counts from the operator's action
     const SimTime at = round_to_grid(t, config_.step, Rounding::down);
     limit_ = std::max(at, effective_now());
     target_ = limit_;
@@ -1100,7 +1140,7 @@ void Core::stop_locked()
         }
         pending_.erase(pending_.iterator_to(s));
         s.activity = Activity::idle;
-        s.since = WallClock::now();
+        s.since = mutex_.hold_time();
         complete_async(s, stop_reason());
     }
     // Idle lockstep bounds no longer matter.
@@ -1176,9 +1216,9 @@ bool Core::take_up_duty(Lock& lock)
 {
     if (config_.step_thread != StepThread::any || stopped_) return false;
     if (!stepping_) {
-        if (!step_goal()) return false;
+        if (!can_step()) return false;
         stepping_ = true;
-        run_steps(lock);
+        run_steps(lock, /*goal_known=*/true);
         return true;
     }
     const auto me = std::this_thread::get_id();

@@ -93,6 +93,14 @@ void Waiter::notify() noexcept
     }
 }
 
+bool Waiter::notify_if_awake() noexcept
+{
+    waker_cpu_.store(sched_getcpu(), std::memory_order_relaxed); // published by the exchange
+    std::uint32_t expected = kIdle;
+    if (state_.compare_exchange_strong(expected, kSignaled, std::memory_order_acq_rel)) return true;
+    return expected == kSignaled; // a sticky signal is there already: it will be consumed
+}
+
 bool Waiter::sleep_until(WallTime deadline) noexcept
 {
     std::uint32_t expected = kIdle;
@@ -126,6 +134,13 @@ bool Waiter::sleep_until(WallTime deadline) noexcept
 }
 
 #else
+
+bool Waiter::notify_if_awake() noexcept
+{
+    std::uint32_t expected = kIdle;
+    if (state_.compare_exchange_strong(expected, kSignaled, std::memory_order_acq_rel)) return true;
+    return expected == kSignaled;
+}
 
 void Waiter::notify() noexcept
 {

@@ -32,6 +32,12 @@ public:
     // Wakes the owner (or makes its next wait return at once). Any thread.
     void notify() noexcept;
 
+    // Signals the owner if it is not asleep (spinning, or not yet waiting) and
+    // returns true; returns false, changing nothing, if it sleeps: the caller
+    // then notify()s later (a FUTEX_WAKE is a syscall, not for under a lock).
+    // One atomic compare-exchange: cheap enough to run where the grant is made.
+    bool notify_if_awake() noexcept;
+
     // Blocks the owner until notified or `deadline`; consumes the signal.
     // Returns false on timeout.
     bool wait_until(WallTime deadline) noexcept;

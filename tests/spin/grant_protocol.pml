@@ -83,7 +83,9 @@
  *  - Deliveries happen at the unlock, in the same step: the notifies and the
  *    posts touch nothing the lock guards and every receiver re-reads the
  *    guarded state under the lock, so delivering them later only reorders
- *    lock-free statements. What does matter is modelled: a job destroyed
+ *    lock-free statements. grant() signals an awake blocking waiter itself,
+ *    under the lock, after setting granted (Waiter::notify_if_awake): inside
+ *    the same atomic stretch as the unlock here, so the same model. What does matter is modelled: a job destroyed
  *    because its loop is gone runs its destructor, which takes the lock, on
  *    the delivering thread after the unlock and before that thread goes on
  *    (ENGINE: dropped_job).
