@@ -14,15 +14,21 @@
 //   threads: the same with one thread per sensor (the host's --sensors threads),
 //            each going from one access to the next with release_and_request.
 // No pacer and no clock publisher: the run is unpaced and measures what
-// synchronising costs per step. Reports median / min / max wall time, the ratio
-// of the medians and the handler's microseconds per step over the raw loop's;
+// synchronising costs per step. Two more ways bound the threads style: the plain
+// loop with each sensor on a thread that sleeps between samples (wake_floor.hpp:
+// the floor of a thread per sensor on this machine, in the same run), and the
+// threads style with a host thread stepping (StepThread::host). Reports median /
+// min / max wall time, the median over repetitions of each way's wall time over the
+// raw run's in the same repetition (and the spread of those ratios), and the
+// microseconds of synchronisation per step;
 // every run must give the same trajectory hash. MuJoCo's own mujoco-testspeed on
 // the same model and number of steps is a sanity line (no controller, no sensors).
-// Default: 20 simulated seconds, 5 repetitions; --quick: 2 s, 2 repetitions.
+// Default: 10 simulated seconds, 11 repetitions; --quick: 2 s, 3 repetitions.
 
 #include "arm_controller.hpp"
 #include "embedded_model.hpp"
 #include "report.hpp"
+#include "wake_floor.hpp"
 
 #include <simsync/core/asio.hpp>
 #include <simsync/mujoco/mujoco.hpp>
@@ -106,11 +112,62 @@ RunFigures run_raw(const std::string& model, simsync::SimTime end)
     return f;
 }
 
-RunFigures run_handler(const std::string& model, simsync::SimTime end, bool sensor_threads)
+// The floor of the threads style (wake_floor.hpp): the plain loop, the controller
+// on the stepping thread as in raw, each sensor read by a thread of its own that
+// sleeps between its samples and is woken by the stepping thread, which waits for
+// its reply. Sensors due at one instant read together (shared), as the handler
+// grants them.
+RunFigures run_raw_sleeping_sensors(const std::string& model, simsync::SimTime end)
+{
+    const auto world = load(model);
+    const mjModel* m = &world->model();
+    mjData* d = &world->data();
+    const simsync::SimDuration step = world->timestep();
+    simsync::TrajectoryHash hash;
+    std::int64_t next_control = 0;
+    std::vector<std::int64_t> next(std::size(kSensorHz), 0);
+    std::vector<double> sums(std::size(kSensorHz), 0.0);
+    std::vector<std::unique_ptr<simsync::bench::SleepingReader>> readers;
+    for (std::size_t i = 0; i < std::size(kSensorHz); ++i) {
+        readers.push_back(std::make_unique<simsync::bench::SleepingReader>([&, i] { sums[i] += sense(*m, *d); }));
+    }
+    std::vector<std::size_t> due;
+    const auto cs0 = simsync::bench::ContextSwitches::now();
+    const auto start = std::chrono::steady_clock::now();
+    for (simsync::SimTime t = simsync::kSimStart;; t += step) {
+        for (; simsync::round_to_grid(instant(kControllerHz, next_control), step) == t && t < end; ++next_control) {
+            world->hash_state(hash);
+            mh::control(*m, *d);
+        }
+        due.clear();
+        for (std::size_t i = 0; i < next.size(); ++i) {
+            for (; simsync::round_to_grid(instant(kSensorHz[i], next[i]), step) == t; ++next[i]) {
+                readers[i]->post();
+                due.push_back(i);
+            }
+        }
+        for (const std::size_t i : due) readers[i]->wait_replied();
+        if (t >= end) break;
+        mj_step(m, d);
+    }
+    world->hash_state(hash);
+    RunFigures f;
+    f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    f.switches = simsync::bench::ContextSwitches::now() - cs0;
+    readers.clear();
+    f.hash = hash.hex();
+    return f;
+}
+
+// host_steps (threads only): StepThread::host, one thread of its own steps MuJoCo
+// (handler.run()), as the host's --host-steps: the stepping stays on one thread
+// and every grant wakes its participant.
+RunFigures run_handler(const std::string& model, simsync::SimTime end, bool sensor_threads, bool host_steps = false)
 {
     const auto world = load(model);
     simsync::TrajectoryHash hash;
-    simsync::SimSyncHandler handler(*world, {.step = world->timestep()});
+    simsync::SimSyncHandler handler(
+        *world, {.step = world->timestep(), .step_thread = host_steps ? simsync::StepThread::host : simsync::StepThread::any});
     simsync::Accessor controller = handler.register_accessor(
         "controller", {.kind = simsync::AccessorKind::lockstep, .mode = simsync::AccessMode::exclusive, .priority = 1,
                        .first_request = simsync::kSimStart});
@@ -142,6 +199,8 @@ RunFigures run_handler(const std::string& model, simsync::SimTime end, bool sens
     };
     const auto cs0 = simsync::bench::ContextSwitches::now();
     const auto start = std::chrono::steady_clock::now();
+    std::thread stepper;
+    if (host_steps) stepper = std::thread([&] { handler.run(); });
     std::thread control_thread([&] {
         for (std::int64_t n = 0;; ++n) {
             const simsync::SimTime at = std::min(instant(kControllerHz, n), end);
@@ -190,6 +249,7 @@ RunFigures run_handler(const std::string& model, simsync::SimTime end, bool sens
     f.switches = simsync::bench::ContextSwitches::now() - cs0;
     f.grants = handler.snapshot().grants;
     handler.stop();
+    if (stepper.joinable()) stepper.join();
     f.hash = hash.hex();
     return f;
 }
@@ -244,7 +304,7 @@ int main(int argc, char** argv)
     using simsync::bench::format;
     simsync::bench::CommandLine cli("bench_mujoco_host",
                                     "simsync-mujoco-host's participants through the handler against a plain mj_step loop.");
-    simsync::bench::RepeatedRuns runs{.reps = 5, .seconds = 20, .quick_reps = 2, .quick_seconds = 2};
+    simsync::bench::RepeatedRuns runs{.reps = 11, .seconds = 10, .quick_reps = 3, .quick_seconds = 2};
     std::string model;
     runs.add_options(cli, "alternating which run goes first");
     cli.add()("model", po::value(&model)->value_name("FILE"), "MJCF model (default: the host's arm.xml)");
@@ -264,28 +324,39 @@ int main(int argc, char** argv)
     const simsync::SimTime end = simsync::round_to_grid(simsync::sim_time(std::chrono::duration<double>(seconds)), step);
     if (end <= simsync::kSimStart) return cli.usage_error("--seconds is shorter than one step");
     const std::string model_name = probe->source();
-    std::printf("bench_mujoco_host: %s (%d bodies), dt %s s, %g simulated s, controller 100 Hz + 3 inline sensors, "
+    std::printf("bench_mujoco_host: %s (%d bodies), dt %s s, %g simulated s, controller 100 Hz + 3 sensors, "
                 "%d alternating repetitions, %u hardware threads\n",
                 model_name.c_str(), probe->model().nbody - 1, simsync::format_seconds(step).c_str(), seconds, reps,
                 std::thread::hardware_concurrency());
     probe.reset();
 
-    // Three ways, rotating which goes first: 0 raw, 1 inline sensors, 2 sensor threads.
-    constexpr const char* kRunName[] = {"plain mj_step loop", "handler, inline sensors", "handler, sensor threads"};
-    std::vector<double> wall[3];
-    std::uint64_t grants[3] = {};
+    // Five ways, rotating which goes first: 0 raw, 1 inline sensors, 2 sensor
+    // threads, 3 the raw loop with sleeping sensor threads (the floor of 2), 4 sensor
+    // threads with a host thread stepping. A ratio is taken within each repetition
+    // (each way against the raw run of the same repetition, a few seconds apart) and
+    // the page shows the median of those ratios and their spread: the machine's
+    // drift over a run (other sessions' builds) moves both runs of a pair alike.
+    constexpr int kWays = 5;
+    constexpr const char* kRunName[kWays] = {"plain mj_step loop", "handler, inline sensors", "handler, sensor threads",
+                                             "plain loop, sleeping sensor threads", "handler, sensor threads, host steps"};
+    std::vector<double> wall[kWays];
+    std::vector<simsync::bench::ContextSwitches> switches[kWays];
+    std::uint64_t grants[kWays] = {};
     std::string reference;
     bool same = true;
-    std::printf("%4s %-34s %10s %10s %10s %10s  %s\n", "rep", "run", "wall s", "vol. csw", "invol. csw", "grants", "hash");
+    std::printf("%4s %-36s %10s %10s %10s %10s  %s\n", "rep", "run", "wall s", "vol. csw", "invol. csw", "grants", "hash");
     for (int r = 0; r < reps; ++r) {
-        for (int k = 0; k < 3; ++k) {
-            const int way = (k + r) % 3;
-            const RunFigures f = way == 0 ? run_raw(model, end) : run_handler(model, end, way == 2);
+        for (int k = 0; k < kWays; ++k) {
+            const int way = (k + r) % kWays;
+            const RunFigures f = way == 0   ? run_raw(model, end)
+                                 : way == 3 ? run_raw_sleeping_sensors(model, end)
+                                            : run_handler(model, end, way != 1, way == 4);
             wall[way].push_back(f.wall_s);
+            switches[way].push_back(f.switches);
             grants[way] = f.grants;
             if (reference.empty()) reference = f.hash;
             same = same && f.hash == reference;
-            std::printf("%4d %-34s %10.3f %10ld %10ld %10llu  %s\n", r + 1, kRunName[way], f.wall_s,
+            std::printf("%4d %-36s %10.3f %10ld %10ld %10llu  %s\n", r + 1, kRunName[way], f.wall_s,
                         f.switches.voluntary, f.switches.involuntary, static_cast<unsigned long long>(f.grants),
                         f.hash.c_str());
         }
@@ -304,37 +375,82 @@ int main(int argc, char** argv)
         "heights and contacts. **inline sensors**: a SimSyncHandler with the controller on a thread and the sensors "
         "as inline systems (run by the stepping thread right after the step), the host's default; **sensor "
         "threads**: one thread per sensor, each going from one access to the next with release_and_request (the "
-        "host's --sensors threads); **plain mj_step loop** (baseline): one thread steps MuJoCo and does the same "
-        "work at the same instants. No pacer, no clock publisher. %d repetitions, rotating which goes first; wall "
-        "time median and min-max. Every run must produce the same trajectory hash. MuJoCo's own `mujoco-testspeed` "
+        "host's --sensors threads), and the same with a host thread stepping (StepThread::host, the host's "
+        "--host-steps); **plain mj_step loop** (baseline): one thread steps MuJoCo and does the same work at the same "
+        "instants; **floor of one thread per sensor**: the plain loop with each sensor read by a thread of its own "
+        "that sleeps between samples, woken by the stepping thread through a raw futex, which spins briefly for the "
+        "reply (the least a thread per sensor can cost on this machine: one wake-up of a sleeping thread per sample "
+        "on the critical path). No pacer, no clock publisher. %d repetitions, rotating which goes first; wall time "
+        "median and min-max; each ratio is the median over the repetitions of the run's wall time over the plain "
+        "loop's in the same repetition, with the spread of those ratios. Every run must produce the same trajectory "
+        "hash. MuJoCo's own `mujoco-testspeed` "
         "on the same model and number of steps (no controller, no sensors) is a sanity line.",
         model_name.c_str(), simsync::format_seconds(step).c_str(), seconds, reps);
-    Spread sp[3];
-    for (int w = 0; w < 3; ++w) sp[w] = spread_of(wall[w]);
-    simsync::bench::Table table{"", {"run", "median wall s", "min", "max", "ratio to raw", "us per step", "grants"}, {}};
+    Spread sp[kWays];
+    Spread ratio[kWays]; // per-repetition ratios to the raw run of the same repetition
+    double vcsw_per_step[kWays] = {};
+    for (int w = 0; w < kWays; ++w) {
+        sp[w] = spread_of(wall[w]);
+        std::vector<double> r, v;
+        for (std::size_t i = 0; i < wall[w].size(); ++i) {
+            r.push_back(wall[w][i] / wall[0][i]);
+            v.push_back(static_cast<double>(switches[w][i].voluntary) / steps);
+        }
+        ratio[w] = spread_of(r);
+        vcsw_per_step[w] = simsync::bench::median(v);
+    }
+    // Synchronisation per step: the median ratio's excess over the raw step.
+    const double raw_us = sp[0].median / steps * 1e6;
+    const auto sync_us = [&](int w) { return (ratio[w].median - 1) * raw_us; };
+    simsync::bench::Table table{"",
+                                {"run", "median wall s", "min", "max", "ratio to raw (median of pairs)", "pair ratios min-max",
+                                 "us per step", "vol. cs per step", "grants"},
+                                {}};
     table.rows.push_back({"plain mj_step loop (baseline)", format("%.3f", sp[0].median), format("%.3f", sp[0].min),
-                          format("%.3f", sp[0].max), "1", format("%.2f", sp[0].median / steps * 1e6), "-"});
-    for (int w = 1; w < 3; ++w) {
-        table.rows.push_back({w == 1 ? "through the handler, inline sensors, controller thread"
-                                     : "through the handler, one thread per sensor and the controller",
-                              format("%.3f", sp[w].median), format("%.3f", sp[w].min), format("%.3f", sp[w].max),
-                              format("%.3f", sp[w].median / sp[0].median), format("%.2f", sp[w].median / steps * 1e6),
-                              format("%llu", static_cast<unsigned long long>(grants[w]))});
+                          format("%.3f", sp[0].max), "1", "-", format("%.2f", raw_us),
+                          format("%.3f", vcsw_per_step[0]), "-"});
+    constexpr const char* kRowName[kWays] = {
+        "", "through the handler, inline sensors, controller thread",
+        "through the handler, one thread per sensor and the controller",
+        "floor of one thread per sensor: the plain loop, each sensor on a thread that sleeps between samples, woken by "
+        "the stepping thread (atomic notify, reply awaited by atomic wait)",
+        "through the handler, one thread per sensor and the controller, a host thread steps (StepThread::host)"};
+    for (const int w : {3, 1, 2, 4}) {
+        const double target = w == 1 ? 1.02 : w == 2 ? 1.10 : std::nan("");
+        table.rows.push_back({kRowName[w], format("%.3f", sp[w].median), format("%.3f", sp[w].min), format("%.3f", sp[w].max),
+                              std::isnan(target) ? format("%.3f", ratio[w].median)
+                                                 : simsync::bench::decided(ratio[w].median, simsync::bench::Compare::at_most,
+                                                                           target, 3),
+                              format("%.3f-%.3f", ratio[w].min, ratio[w].max), format("%.2f", sp[w].median / steps * 1e6),
+                              format("%.3f", vcsw_per_step[w]),
+                              w == 3 ? "-" : format("%llu", static_cast<unsigned long long>(grants[w]))});
     }
     report.tables.push_back(std::move(table));
     using simsync::bench::Compare;
     report.goals.push_back(simsync::bench::check_goal(
         "inline_vs_raw", "MuJoCo host through the handler (inline sensors, controller thread) at most 1.02x a plain mj_step loop",
-        sp[1].median / sp[0].median, Compare::at_most, 1.02, "x",
-        format("%.2f us of synchronisation per step", (sp[1].median - sp[0].median) / steps * 1e6), 3));
+        ratio[1].median, Compare::at_most, 1.02, "x",
+        format("median of %d paired ratios, %.3f-%.3f; %.2f us of synchronisation per step", reps, ratio[1].min,
+               ratio[1].max, sync_us(1)),
+        3));
     report.goals.push_back(simsync::bench::check_goal(
         "threads_vs_raw", "MuJoCo host through the handler (one thread per participant) at most 1.10x a plain mj_step loop",
-        sp[2].median / sp[0].median, Compare::at_most, 1.10, "x",
-        format("%.2f us of synchronisation per step", (sp[2].median - sp[0].median) / steps * 1e6), 3));
-    report.notes.push_back(format("Synchronisation per step over the plain loop's %.2f us: inline sensors %.2f us, "
-                                  "sensor threads %.2f us (%.0f controller handoffs per simulated second).",
-                                  sp[0].median / steps * 1e6, (sp[1].median - sp[0].median) / steps * 1e6,
-                                  (sp[2].median - sp[0].median) / steps * 1e6, static_cast<double>(kControllerHz)));
+        ratio[2].median, Compare::at_most, 1.10, "x",
+        format("median of %d paired ratios, %.3f-%.3f; %.2f us of synchronisation per step; this machine's floor for "
+               "a thread per sensor, same run: %.3fx",
+               reps, ratio[2].min, ratio[2].max, sync_us(2), ratio[3].median),
+        3));
+    const double samples_per_step = [&] {
+        double per_s = 0;
+        for (const int hz : kSensorHz) per_s += hz;
+        return per_s * std::chrono::duration<double>(step).count();
+    }();
+    report.notes.push_back(format(
+        "Synchronisation per step over the plain loop's %.2f us (median paired ratio - 1, times the raw step): inline "
+        "sensors %.2f us, sensor threads %.2f us, sensor threads with a host thread stepping %.2f us; the floor, "
+        "sleeping sensor threads woken by the plain loop, %.2f us, i.e. %.1f us per sensor sample (%.3f samples per "
+        "step): the cost of waking a sleeping thread on this machine and getting its reply, on the critical path.",
+        raw_us, sync_us(1), sync_us(2), sync_us(4), sync_us(3), sync_us(3) / samples_per_step, samples_per_step));
     report.notes.push_back(testspeed_us
                                ? format("Sanity line: `mujoco-testspeed` on the same model, %.0f steps, one thread, "
                                         "no controller: %.2f us per step (the plain loop here: %.2f us with the "
