@@ -22,6 +22,7 @@
 // stepping thread); the destructor from that thread too, after the last reply.
 
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -36,8 +37,12 @@ namespace simsync::bench {
 
 class SleepingReader {
 public:
-    explicit SleepingReader(std::function<void()> read)
-        : read_(std::move(read)), thread_([this] { loop(); })
+    /// `name` names the reader's thread (perf, /proc; at most 15 characters).
+    explicit SleepingReader(std::function<void()> read, const char* name = "reader")
+        : read_(std::move(read)), thread_([this, name] {
+              pthread_setname_np(pthread_self(), name);
+              loop();
+          })
     {
     }
     SleepingReader(const SleepingReader&) = delete;
