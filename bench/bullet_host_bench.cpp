@@ -52,6 +52,7 @@ using namespace simsync::bench::bullet_workload;
 
 struct RunFigures {
     double wall_s = 0;
+    double cpu_s = 0; // the whole process's user + system time over the run
     std::string hash;
     long voluntary_switches = 0;
     long involuntary_switches = 0;
@@ -68,6 +69,7 @@ RunFigures run_raw(simsync::SimTime end)
     std::int64_t next_control = 0;
     volatile double sink = 0;
     const auto cs0 = simsync::bench::ContextSwitches::now();
+    const double cpu0 = simsync::bench::process_cpu_seconds();
     const auto start = std::chrono::steady_clock::now();
     for (simsync::SimTime t = simsync::kSimStart;; t += kStep) {
         // Same order as the handler at one instant: the controller (priority 1)
@@ -88,6 +90,7 @@ RunFigures run_raw(simsync::SimTime end)
     world.hash_state(hash);
     RunFigures f;
     f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    f.cpu_s = simsync::bench::process_cpu_seconds() - cpu0;
     const auto cs = simsync::bench::ContextSwitches::now() - cs0;
     f.voluntary_switches = cs.voluntary;
     f.involuntary_switches = cs.involuntary;
@@ -124,6 +127,7 @@ RunFigures run_raw_floor(simsync::SimTime end)
     std::int64_t next_control = 0;
     std::vector<std::size_t> due;
     const auto cs0 = simsync::bench::ContextSwitches::now();
+    const double cpu0 = simsync::bench::process_cpu_seconds();
     const auto start = std::chrono::steady_clock::now();
     for (simsync::SimTime t = simsync::kSimStart;; t += kStep) {
         if (simsync::round_to_grid(instant(kControllerHz, next_control), kStep) == t) {
@@ -152,6 +156,7 @@ RunFigures run_raw_floor(simsync::SimTime end)
     world.hash_state(hash);
     RunFigures f;
     f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    f.cpu_s = simsync::bench::process_cpu_seconds() - cpu0;
     const auto cs = simsync::bench::ContextSwitches::now() - cs0;
     f.voluntary_switches = cs.voluntary;
     f.involuntary_switches = cs.involuntary;
@@ -191,6 +196,7 @@ RunFigures run_handler(simsync::SimTime end)
 
     const auto cs0 = simsync::bench::ContextSwitches::now();
     clock.start();
+    const double cpu0 = simsync::bench::process_cpu_seconds();
     const auto start = std::chrono::steady_clock::now();
     std::vector<std::thread> threads;
     threads.emplace_back([&] {
@@ -255,6 +261,7 @@ RunFigures run_handler(simsync::SimTime end)
     }
     RunFigures f;
     f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    f.cpu_s = simsync::bench::process_cpu_seconds() - cpu0;
     clock.stop();
     const auto cs = simsync::bench::ContextSwitches::now() - cs0;
     f.voluntary_switches = cs.voluntary;
@@ -333,6 +340,7 @@ int main(int argc, char** argv)
         const char* name;
         bool pinned;
         std::vector<double> raw_wall;
+        std::vector<double> raw_cpu;
         std::vector<double> floor_wall;                       // the floor of a thread per participant
         std::vector<RunFigures> floor_runs;
         std::vector<std::vector<double>> style_wall;          // per style
@@ -365,6 +373,7 @@ int main(int argc, char** argv)
                 const RunFigures f = raw ? run_raw(end) : floor ? run_raw_floor(end) : styles[which - 1].run(end);
                 if (raw) {
                     v.raw_wall.push_back(f.wall_s);
+                    v.raw_cpu.push_back(f.cpu_s);
                 } else if (floor) {
                     v.floor_wall.push_back(f.wall_s);
                     v.floor_runs.push_back(f);
@@ -406,7 +415,7 @@ int main(int argc, char** argv)
         "Every run must produce the same trajectory hash.",
         seconds, reps);
     simsync::bench::Table table{"", {"CPUs", "run", "median wall s", "min", "max", "ratio to raw", "us per step",
-                                     "grants", "vol. cs/grant", "invol. cs/grant"}, {}};
+                                     "grants", "vol. cs/grant", "invol. cs/grant", "CPU time ratio"}, {}};
     const double steps = static_cast<double>(end.time_since_epoch() / kStep);
     // The floor's wake-ups: every participant's instants but the most frequent sensor's.
     const double floor_wakes_per_step = [] {
@@ -418,7 +427,15 @@ int main(int argc, char** argv)
     for (Variant& v : variants) {
         const Stats rs = stats_of(v.raw_wall);
         table.rows.push_back({v.name, "raw Bullet loop (baseline)", format("%.3f", rs.median), format("%.3f", rs.min),
-                              format("%.3f", rs.max), "1", format("%.1f", rs.median / steps * 1e6), "-", "-", "-"});
+                              format("%.3f", rs.max), "1", format("%.1f", rs.median / steps * 1e6), "-", "-", "-", "1"});
+        const double raw_cpu = stats_of(v.raw_cpu).median;
+        // CPU time (user + system, the whole process) median over the raw run's: blind to
+        // waiting, but also to the other processes that preempt a run on a shared machine.
+        const auto cpu_ratio = [&](const std::vector<RunFigures>& runs) {
+            std::vector<double> c;
+            for (const RunFigures& f : runs) c.push_back(f.cpu_s);
+            return format("%.3f", stats_of(c).median / raw_cpu);
+        };
         const Stats fs = stats_of(v.floor_wall);
         std::vector<double> floor_vcsw;
         for (const RunFigures& f : v.floor_runs) floor_vcsw.push_back(static_cast<double>(f.voluntary_switches) / steps);
@@ -427,7 +444,7 @@ int main(int argc, char** argv)
                               "controller and 9 sensors on threads sleeping between their instants (raw futex)",
                               format("%.3f", fs.median), format("%.3f", fs.min), format("%.3f", fs.max),
                               format("%.3f", fs.median / rs.median), format("%.1f", fs.median / steps * 1e6), "-",
-                              format("%.2f per step", stats_of(floor_vcsw).median), "-"});
+                              format("%.2f per step", stats_of(floor_vcsw).median), "-", cpu_ratio(v.floor_runs)});
         report.notes.push_back(format(
             "%s: the floor of one thread per participant costs %.1f us per step over the raw loop (%.3fx), "
             "%.2f wake-ups per step: %.1f us per wake-up of a sleeping thread and its reply, in this run.",
@@ -449,7 +466,8 @@ int main(int argc, char** argv)
                  std::isnan(target) ? format("%.3f", ratio) : simsync::bench::decided(ratio, Compare::at_most, target, 3),
                  format("%.1f", hs.median / steps * 1e6),
                  format("%llu", static_cast<unsigned long long>(v.style_runs[s].front().grants)),
-                 format("%.2f", stats_of(vcsw).median), format("%.2f", stats_of(ivcsw).median)});
+                 format("%.2f", stats_of(vcsw).median), format("%.2f", stats_of(ivcsw).median),
+                 cpu_ratio(v.style_runs[s])});
             if (std::isnan(target)) continue;
             report.goals.push_back(simsync::bench::check_goal(
                 "bullet_host_" + style.id + (v.pinned ? "_one_cpu" : "_all_cpus"),

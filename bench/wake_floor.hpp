@@ -10,13 +10,15 @@
 // SleepingReader is that and nothing more: the stepping thread posts an item (a
 // counter bumped, then FUTEX_WAKE), the reader, asleep in FUTEX_WAIT, runs its read,
 // bumps its reply counter and wakes; the stepping thread spins for the reply for up
-// to kSpin (a read is a few microseconds: caught without a second sleep) and only
-// then sleeps in FUTEX_WAIT. Raw futexes, not std::atomic::wait: libstdc++'s wait
+// to kSpin and only then sleeps in FUTEX_WAIT. kSpin (200 us) is longer than waking
+// a thread on a halted vCPU of this VM (tens of microseconds) plus a read, so the
+// reply is caught without a second sleep: one wake-up per item, the least there can
+// be (the handler's Waiter spins briefly, then sleeps, and its waker must wake it). Raw futexes, not std::atomic::wait: libstdc++'s wait
 // yields (sched_yield) before it sleeps, so a waiting reader kept its vCPU busy and
 // took CPU from the other processes of this shared machine (the first version of this
 // file measured a "floor" below the plain loop that way). No mutex, no queue, no
 // handler: a raw loop with its sensors on such threads is the best any library can
-// do with a thread per sensor on this machine, in this run.
+// do with a thread per participant on this machine, in this run.
 //
 // Copy/move: neither. Thread safety: post()/wait_replied() from one thread (the
 // stepping thread); the destructor from that thread too, after the last reply.
@@ -91,7 +93,7 @@ private:
         }
     }
 
-    static constexpr std::chrono::microseconds kSpin{20};
+    static constexpr std::chrono::microseconds kSpin{200};
     static void wake(std::atomic<std::uint32_t>& word)
     {
         syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
