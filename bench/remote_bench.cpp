@@ -574,7 +574,17 @@ struct DdsperfRun {
 DdsperfRun ddsperf_run(const std::string& ddsperf, const sd::testing::DomainLease& lease, int seconds, int pongs = 1)
 {
     DdsperfRun run;
-    ::setenv("CYCLONEDDS_URI", sd::cyclone_config(lease.config(true)).c_str(), 1);
+    // Cyclone gives a process on this host one of MaxAutoParticipantIndex + 1 (10 by
+    // default) participant indices per domain: 8 pongs, the ping and this process's
+    // own participant fill them, and a full run then failed with "Failed to find a
+    // free participant index". A configuration appended after a comma raises the
+    // limit for the ddsperf processes only.
+    std::string uri = sd::cyclone_config(lease.config(true));
+    if (pongs > 1) {
+        uri += ",<CycloneDDS><Domain Id=\"any\"><Discovery><MaxAutoParticipantIndex>40</MaxAutoParticipantIndex>"
+               "</Discovery></Domain></CycloneDDS>";
+    }
+    ::setenv("CYCLONEDDS_URI", uri.c_str(), 1);
     const std::string id = std::to_string(lease.id());
     // Several pongs take seconds to start and be discovered on a loaded machine, and
     // the ping prints nothing until then: its duration must cover that too (its run
@@ -631,6 +641,7 @@ DdsperfRun ddsperf_run(const std::string& ddsperf, const sd::testing::DomainLeas
     for (auto& p : pong) p->signal(SIGTERM);
     ping.wait(10s);
     for (auto& p : pong) p->wait(10s);
+    if (pongs > 1) ::setenv("CYCLONEDDS_URI", sd::cyclone_config(lease.config(true)).c_str(), 1); // as before
     if (run.p50s.empty()) {
         run.error = "ddsperf printed no round trips (" + ddsperf + " ping/pong on domain " + id + ", " +
                     std::to_string(pongs) + " pong(s))";
