@@ -27,6 +27,11 @@
 //    per step);
 //  - simsync, 8 participants in 8 processes, each asking for every step (all
 //    shared mode, so that they hold each step together);
+//  - ddsperf with 8 pongs (the floor of the 8-participant ratio): `ddsperf ping`
+//    and 8 `ddsperf pong` processes; the ping sends its next ping once every
+//    pong has answered, so a round is one ping and 8 replies; time per round
+//    (1 s over the rounds of each second) against the one-pong run's, the same
+//    way;
 //  - simsync, 1 participant, over DDS Security: host and child each with a
 //    certificate of their own (throwaway CAs from scripts/make-dds-certs),
 //    discovery and liveliness encrypted, every payload encrypted (the
