@@ -8,14 +8,16 @@
 //            reads inline at the same instants;
 //   handler: a SimSyncHandler (StepThread::any), one thread per participant,
 //            plus the clock publisher at 100 Hz (a callback sink) on its own.
-// Reports median / min / max wall time of each and the ratio handler / raw of
-// the medians (goal <= 1.05), and per handler run the context switches
+// Reports median / min / max wall time of each and the ratio handler / raw as the
+// median over repetitions of each run's wall time over the raw run's in the same
+// repetition (with their spread; goals per style below), the same for the
+// process's CPU time, and per handler run the context switches
 // (getrusage, whole process) and the wall time spent by participants blocked in
 // requests. Every run must produce the same trajectory hash.
 // The handler side is one entry of `styles` (a thread per participant, or
 // inline sensors with the controller on a thread), each with its own targets
 // against the same raw loop.
-// Default: 10 simulated seconds, 5 repetitions; --quick: 1 s, 2 repetitions
+// Default: 5 simulated seconds, 9 repetitions; --quick: 1 s, 2 repetitions
 // (--seconds and --reps win over either).
 
 #include "bullet_workload.hpp"
@@ -299,7 +301,7 @@ int main(int argc, char** argv)
     using simsync::bench::Compare;
     simsync::bench::CommandLine cli("bench_bullet_host",
                                     "The Bullet host's scene through the handler against a raw Bullet loop.");
-    simsync::bench::RepeatedRuns runs{.reps = 5, .seconds = 10, .quick_reps = 2, .quick_seconds = 1};
+    simsync::bench::RepeatedRuns runs{.reps = 9, .seconds = 5, .quick_reps = 2, .quick_seconds = 1};
     runs.add_options(cli, "alternating which run goes first");
     if (const auto exit = cli.parse(argc, argv)) return *exit;
     runs.apply_quick(cli);
@@ -346,7 +348,7 @@ int main(int argc, char** argv)
         std::vector<std::vector<double>> style_wall;          // per style
         std::vector<std::vector<RunFigures>> style_runs;      // per style
     };
-    Variant variants[] = {{"all CPUs", false, {}, {}, {}, {}, {}}, {"pinned to 1 CPU", true, {}, {}, {}, {}, {}}};
+    Variant variants[] = {{"all CPUs", false, {}, {}, {}, {}, {}, {}}, {"pinned to 1 CPU", true, {}, {}, {}, {}, {}, {}}};
     for (Variant& v : variants) {
         v.style_wall.resize(styles.size());
         v.style_runs.resize(styles.size());
@@ -406,7 +408,8 @@ int main(int argc, char** argv)
         "or the sensors as inline systems (run by the thread that steps, right after the step) with the "
         "controller on a thread, plus the clock publisher at 100 Hz; **raw** (baseline): one thread steps Bullet and does the same work "
         "inline at the same instants. %d repetitions, rotating which goes first; wall time median and "
-        "min-max. Unpaced (as fast as possible): the overhead is what synchronising costs per step. Run on "
+        "min-max; each ratio is the median over the repetitions of the run's wall time over the raw run's in the "
+        "same repetition, with their spread, and the same for the process's CPU time. Unpaced (as fast as possible): the overhead is what synchronising costs per step. Run on "
         "all CPUs (the default) and with the whole process pinned to one CPU (the raw loop's own budget). "
         "**floor of one thread per participant**: the raw loop run by a 200 Hz sensor's thread, the controller and "
         "the other sensors each on a thread of its own that sleeps between its instants, woken by the stepping "
@@ -414,8 +417,9 @@ int main(int argc, char** argv)
         "participant can cost on this machine, one wake-up of a sleeping thread per other participant's instant. "
         "Every run must produce the same trajectory hash.",
         seconds, reps);
-    simsync::bench::Table table{"", {"CPUs", "run", "median wall s", "min", "max", "ratio to raw", "us per step",
-                                     "grants", "vol. cs/grant", "invol. cs/grant", "CPU time ratio"}, {}};
+    simsync::bench::Table table{"", {"CPUs", "run", "median wall s", "min", "max", "ratio to raw (median of pairs)",
+                                     "pair ratios min-max", "us per step", "grants", "vol. cs/grant",
+                                     "invol. cs/grant", "CPU time ratio (median of pairs, min-max)"}, {}};
     const double steps = static_cast<double>(end.time_since_epoch() / kStep);
     // The floor's wake-ups: every participant's instants but the most frequent sensor's.
     const double floor_wakes_per_step = [] {
@@ -427,33 +431,43 @@ int main(int argc, char** argv)
     for (Variant& v : variants) {
         const Stats rs = stats_of(v.raw_wall);
         table.rows.push_back({v.name, "raw Bullet loop (baseline)", format("%.3f", rs.median), format("%.3f", rs.min),
-                              format("%.3f", rs.max), "1", format("%.1f", rs.median / steps * 1e6), "-", "-", "-", "1"});
-        const double raw_cpu = stats_of(v.raw_cpu).median;
-        // CPU time (user + system, the whole process) median over the raw run's: blind to
+                              format("%.3f", rs.max), "1", "-", format("%.1f", rs.median / steps * 1e6), "-", "-", "-", "1"});
+        // CPU time (user + system, the whole process) over the raw run's: blind to
         // waiting, but also to the other processes that preempt a run on a shared machine.
-        const auto cpu_ratio = [&](const std::vector<RunFigures>& runs) {
-            std::vector<double> c;
-            for (const RunFigures& f : runs) c.push_back(f.cpu_s);
-            return format("%.3f", stats_of(c).median / raw_cpu);
+        // Paired ratios: each run over the raw run of the same repetition (seconds
+        // apart: the machine's drift moves both alike), their median and spread.
+        const auto pairs = [&](const std::vector<RunFigures>& of, bool cpu) {
+            std::vector<double> r;
+            for (std::size_t i = 0; i < of.size() && i < v.raw_wall.size(); ++i) {
+                r.push_back(cpu ? of[i].cpu_s / v.raw_cpu[i] : of[i].wall_s / v.raw_wall[i]);
+            }
+            return stats_of(r);
+        };
+        const auto cpu_ratio = [&](const std::vector<RunFigures>& of) {
+            const Stats c = pairs(of, true);
+            return format("%.3f (%.3f-%.3f)", c.median, c.min, c.max);
         };
         const Stats fs = stats_of(v.floor_wall);
+        const Stats fp = pairs(v.floor_runs, false);
         std::vector<double> floor_vcsw;
         for (const RunFigures& f : v.floor_runs) floor_vcsw.push_back(static_cast<double>(f.voluntary_switches) / steps);
         table.rows.push_back({v.name,
                               "floor of one thread per participant: the raw loop on a 200 Hz sensor's thread, the "
                               "controller and 9 sensors on threads sleeping between their instants (raw futex)",
                               format("%.3f", fs.median), format("%.3f", fs.min), format("%.3f", fs.max),
-                              format("%.3f", fs.median / rs.median), format("%.1f", fs.median / steps * 1e6), "-",
+                              format("%.3f", fp.median), format("%.3f-%.3f", fp.min, fp.max),
+                              format("%.1f", fs.median / steps * 1e6), "-",
                               format("%.2f per step", stats_of(floor_vcsw).median), "-", cpu_ratio(v.floor_runs)});
         report.notes.push_back(format(
             "%s: the floor of one thread per participant costs %.1f us per step over the raw loop (%.3fx), "
             "%.2f wake-ups per step: %.1f us per wake-up of a sleeping thread and its reply, in this run.",
-            v.name, (fs.median - rs.median) / steps * 1e6, fs.median / rs.median, floor_wakes_per_step,
-            (fs.median - rs.median) / steps * 1e6 / floor_wakes_per_step));
+            v.name, (fp.median - 1) * rs.median / steps * 1e6, fp.median, floor_wakes_per_step,
+            (fp.median - 1) * rs.median / steps * 1e6 / floor_wakes_per_step));
         for (std::size_t s = 0; s < styles.size(); ++s) {
             const Style& style = styles[s];
             const Stats hs = stats_of(v.style_wall[s]);
-            const double ratio = hs.median / rs.median;
+            const Stats hp = pairs(v.style_runs[s], false);
+            const double ratio = hp.median;
             const double target = v.pinned ? style.target_one_cpu : style.target_all_cpus;
             std::vector<double> vcsw, ivcsw;
             for (const RunFigures& f : v.style_runs[s]) {
@@ -464,7 +478,7 @@ int main(int argc, char** argv)
                 {v.name, "through the handler, " + style.name, format("%.3f", hs.median), format("%.3f", hs.min),
                  format("%.3f", hs.max),
                  std::isnan(target) ? format("%.3f", ratio) : simsync::bench::decided(ratio, Compare::at_most, target, 3),
-                 format("%.1f", hs.median / steps * 1e6),
+                 format("%.3f-%.3f", hp.min, hp.max), format("%.1f", hs.median / steps * 1e6),
                  format("%llu", static_cast<unsigned long long>(v.style_runs[s].front().grants)),
                  format("%.2f", stats_of(vcsw).median), format("%.2f", stats_of(ivcsw).median),
                  cpu_ratio(v.style_runs[s])});
@@ -474,7 +488,9 @@ int main(int argc, char** argv)
                 format("Bullet host through the handler (%s) at most %sx the raw Bullet loop (%s)", style.name.c_str(),
                        simsync::bench::number_text(target).c_str(), v.name),
                 ratio, Compare::at_most, target, "x",
-                format("%.1f us of synchronisation per step", (hs.median - rs.median) / steps * 1e6), 3));
+                format("median of %zu paired ratios, %.3f-%.3f; %.1f us of synchronisation per step",
+                       v.style_runs[s].size(), hp.min, hp.max, (ratio - 1) * rs.median / steps * 1e6),
+                3));
         }
     }
     report.tables.push_back(std::move(table));
