@@ -1,24 +1,24 @@
 #pragma once
-// The physical floor of "one thread per sensor" on this machine, measured in the
-// same run as the styles it bounds (issue 25: "what the physical floor of this
-// machine is").
+// The physical floor of "one thread per participant" on this machine, measured in
+// the same run as the styles it bounds (issue 25: "what the physical floor of this
+// machine is"). Used by bench_mujoco_host and bench_bullet_host.
 //
-// A sensor thread that waits across several physics steps sleeps: no sensible spin
-// lasts a millisecond. Whatever the synchronisation, each of its samples then puts
-// at least one wake-up of a sleeping thread on the critical path: the world cannot
-// step on while the sensor reads it, and the sensor cannot read before it runs.
-// SleepingReader is that and nothing more: the stepping thread posts an item (a
-// counter bumped, then FUTEX_WAKE), the reader, asleep in FUTEX_WAIT, runs its read,
-// bumps its reply counter and wakes; the stepping thread spins for the reply for up
-// to kSpin and only then sleeps in FUTEX_WAIT. kSpin (200 us) is longer than waking
-// a thread on a halted vCPU of this VM (tens of microseconds) plus a read, so the
-// reply is caught without a second sleep: one wake-up per item, the least there can
-// be (the handler's Waiter spins briefly, then sleeps, and its waker must wake it). Raw futexes, not std::atomic::wait: libstdc++'s wait
-// yields (sched_yield) before it sleeps, so a waiting reader kept its vCPU busy and
-// took CPU from the other processes of this shared machine (the first version of this
-// file measured a "floor" below the plain loop that way). No mutex, no queue, no
-// handler: a raw loop with its sensors on such threads is the best any library can
-// do with a thread per participant on this machine, in this run.
+// A participant's thread that waits across several physics steps sleeps: no
+// sensible spin lasts milliseconds. Whatever the synchronisation, each of its
+// instants then puts at least one wake-up of a sleeping thread on the critical
+// path: the world cannot step on while it is read, and the reader cannot read
+// before it runs. SleepingReader is that and nothing more: the stepping thread
+// posts an item (a counter bumped, then FUTEX_WAKE); the reader, asleep in
+// FUTEX_WAIT, runs its read, bumps its reply counter and wakes; the stepping thread
+// spins for the reply for up to kSpin and only then sleeps in FUTEX_WAIT. kSpin
+// (200 us) is longer than waking a thread on a halted vCPU of this VM (tens of
+// microseconds) plus a read, so the reply is caught without a second sleep: one
+// wake-up per item, the least there can be (the handler's Waiter spins briefly,
+// then sleeps, and its waker must wake it).
+// Raw futexes, not std::atomic::wait: libstdc++'s wait yields (sched_yield) before
+// it sleeps, so a waiting reader kept its vCPU busy and took CPU from the other
+// processes of this shared machine (the first version of this file measured a
+// "floor" below the plain loop that way). No mutex, no queue, no handler.
 //
 // Copy/move: neither. Thread safety: post()/wait_replied() from one thread (the
 // stepping thread); the destructor from that thread too, after the last reply.
