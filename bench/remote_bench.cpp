@@ -27,6 +27,11 @@
 //    per step);
 //  - simsync, 8 participants in 8 processes, each asking for every step (all
 //    shared mode, so that they hold each step together);
+//  - ddsperf with 8 pongs (the floor of the 8-participant ratio): `ddsperf ping`
+//    and 8 `ddsperf pong` processes; the ping sends its next ping once every
+//    pong has answered, so a round is one ping and 8 replies; time per round
+//    (1 s over the rounds of each second) against the one-pong run's, the same
+//    way;
 //  - simsync, 1 participant, over DDS Security: host and child each with a
 //    certificate of their own (throwaway CAs from scripts/make-dds-certs),
 //    discovery and liveliness encrypted, every payload encrypted (the
@@ -556,25 +561,56 @@ Run raw_run(const std::string& self, const sd::testing::DomainLease& lease,
 // the round trip: its ping records (pong received - ping written) / 2
 // (update_roundtrip in src/tools/ddsperf/ddsperf.c), a one-way latency; the
 // round trip is twice what it prints.
+//
+// With `pongs` > 1, that many `ddsperf pong` processes answer one ping: the ping
+// sends its next ping once every known pong has answered (each second, every pong's
+// line has the same count), so a round is one ping and `pongs` replies, the floor
+// of the 8-participant step on this machine. Its figure is the time per round, 1 s
+// over the rounds of that second (round_us), which the one-pong run also gives for a
+// like-for-like ratio.
 struct DdsperfRun {
-    std::vector<double> p50s; // us, one per second
+    std::vector<double> p50s;     // us, one per second (per pong line)
+    std::vector<double> round_us; // us per round: 1 s / round trips that second
     double ping_switches = 0;
-    double pong_switches = 0;
-    std::string error; // why there is no figure, if so
+    double pong_switches = 0; // all pongs together, per round
+    std::string error;        // why there is no figure, if so
 };
 
-DdsperfRun ddsperf_run(const std::string& ddsperf, const sd::testing::DomainLease& lease, int seconds)
+DdsperfRun ddsperf_run(const std::string& ddsperf, const sd::testing::DomainLease& lease, int seconds, int pongs = 1)
 {
     DdsperfRun run;
-    ::setenv("CYCLONEDDS_URI", sd::cyclone_config(lease.config(true)).c_str(), 1);
+    // Cyclone gives a process on this host one of MaxAutoParticipantIndex + 1 (10 by
+    // default) participant indices per domain: 8 pongs, the ping and this process's
+    // own participant fill them, and a full run then failed with "Failed to find a
+    // free participant index". A configuration appended after a comma raises the
+    // limit for the ddsperf processes only.
+    std::string uri = sd::cyclone_config(lease.config(true));
+    if (pongs > 1) {
+        uri += ",<CycloneDDS><Domain Id=\"any\"><Discovery><MaxAutoParticipantIndex>40</MaxAutoParticipantIndex>"
+               "</Discovery></Domain></CycloneDDS>";
+    }
+    ::setenv("CYCLONEDDS_URI", uri.c_str(), 1);
     const std::string id = std::to_string(lease.id());
-    sd::testing::ChildProcess pong({ddsperf, "-i", id, "-D", std::to_string(seconds + 5), "pong"});
-    sd::testing::ChildProcess ping({ddsperf, "-i", id, "-D", std::to_string(seconds + 1), "ping"});
-    // A line per second: "[pid] t  name size 12 mean ... 50% 11.6us ... cnt 34805".
+    // Several pongs take seconds to start and be discovered on a loaded machine, and
+    // the ping prints nothing until then: its duration must cover that too (its run
+    // is read only for `seconds` printed seconds, then ended).
+    const int slack = pongs > 1 ? 5 : 0;
+    std::vector<std::unique_ptr<sd::testing::ChildProcess>> pong;
+    for (int i = 0; i < pongs; ++i) {
+        pong.push_back(std::make_unique<sd::testing::ChildProcess>(
+            std::vector<std::string>{ddsperf, "-i", id, "-D", std::to_string(seconds + 5 + slack), "pong"}));
+    }
+    sd::testing::ChildProcess ping({ddsperf, "-i", id, "-D", std::to_string(seconds + 1 + slack), "ping"});
+    // A line per second and pong: "[pid] t  name size 12 mean ... 50% 11.6us ... cnt 34805".
     auto field = [](const std::string& l, const std::string& key) -> std::optional<double> {
         const auto at = l.find(key);
         if (at == std::string::npos) return std::nullopt;
         return std::strtod(l.c_str() + at + key.size(), nullptr);
+    };
+    auto pong_switches = [&] {
+        std::uint64_t sum = 0;
+        for (const auto& p : pong) sum += voluntary_switches(p->pid());
+        return sum;
     };
     int lines = 0;
     std::uint64_t ping0 = 0;
@@ -587,27 +623,33 @@ DdsperfRun ddsperf_run(const std::string& ddsperf, const sd::testing::DomainLeas
         const auto p50 = field(*line, " 50% ");
         const auto cnt = field(*line, " cnt ");
         if (!p50 || !cnt) continue;
-        if (++lines == 1) { // discovery and warm-up: not measured
-            ping0 = voluntary_switches(ping.pid());
-            pong0 = voluntary_switches(pong.pid());
+        if (++lines <= pongs) { // the first second: discovery and warm-up, not measured
+            if (lines == pongs) {
+                ping0 = voluntary_switches(ping.pid());
+                pong0 = pong_switches();
+            }
             continue;
         }
         run.p50s.push_back(2 * *p50); // ddsperf prints half the round trip (see DdsperfRun)
+        if (*cnt > 0) run.round_us.push_back(1e6 / *cnt);
         round_trips += *cnt;
-        if (lines == seconds) {
-            if (round_trips > 0) {
-                run.ping_switches = static_cast<double>(voluntary_switches(ping.pid()) - ping0) / round_trips;
-                run.pong_switches = static_cast<double>(voluntary_switches(pong.pid()) - pong0) / round_trips;
+        if (lines == seconds * pongs) {
+            const double rounds = round_trips / pongs;
+            if (rounds > 0) {
+                run.ping_switches = static_cast<double>(voluntary_switches(ping.pid()) - ping0) / rounds;
+                run.pong_switches = static_cast<double>(pong_switches() - pong0) / rounds;
             }
             break;
         }
     }
     ping.signal(SIGTERM);
-    pong.signal(SIGTERM);
+    for (auto& p : pong) p->signal(SIGTERM);
     ping.wait(10s);
-    pong.wait(10s);
+    for (auto& p : pong) p->wait(10s);
+    if (pongs > 1) ::setenv("CYCLONEDDS_URI", sd::cyclone_config(lease.config(true)).c_str(), 1); // as before
     if (run.p50s.empty()) {
-        run.error = "ddsperf printed no round trips (" + ddsperf + " ping/pong on domain " + id + ")";
+        run.error = "ddsperf printed no round trips (" + ddsperf + " ping/pong on domain " + id + ", " +
+                    std::to_string(pongs) + " pong(s))";
     }
     return run;
 }
@@ -738,6 +780,7 @@ int main(int argc, char** argv)
         }
         struct Samples {
             std::vector<double> ddsperf, raw_listener, raw_waitset, raw_handoff, one, eight, secured;
+            std::vector<double> ddsperf_round, ddsperf8_round; // us per round, 1 and 8 pongs
             // Wake-ups per step, summed over the runs (divided by `runs` below):
             // participant side, host side.
             std::map<std::string, std::pair<double, double>> switches;
@@ -762,6 +805,12 @@ int main(int argc, char** argv)
                 out.switches["ddsperf"].first += z.ping_switches;
                 out.switches["ddsperf"].second += z.pong_switches;
                 if (!z.error.empty()) out.ddsperf_error = z.error;
+                out.ddsperf_round.insert(out.ddsperf_round.end(), z.round_us.begin(), z.round_us.end());
+                const DdsperfRun z8 = ddsperf_run(ddsperf, lease, ddsperf_seconds, 8);
+                out.ddsperf8_round.insert(out.ddsperf8_round.end(), z8.round_us.begin(), z8.round_us.end());
+                out.switches["ddsperf8"].first += z8.ping_switches;
+                out.switches["ddsperf8"].second += z8.pong_switches;
+                if (!z8.error.empty()) out.ddsperf_error = z8.error;
                 add("raw_listener", out.raw_listener, raw_run(self, lease, participant, true, false, warmup, steps));
                 add("raw_waitset", out.raw_waitset, raw_run(self, lease, participant, false, false, warmup, steps));
                 add("raw_handoff", out.raw_handoff, raw_run(self, lease, participant, false, true, warmup, steps));
@@ -804,7 +853,10 @@ int main(int argc, char** argv)
             "participants: %d steps each) after %d warm-up steps, alternating; percentiles over every step of "
             "every repetition. Each variant runs in each idle state of the CPUs asked for, alternating: as the "
             "machine comes (idle vCPUs halt) and, with root, with idle CPUs polling (/dev/cpu_dma_latency 0). "
-            "Each ratio is against ddsperf in the same idle state. Load average before / after: %s / %s.",
+            "Each ratio is against ddsperf in the same idle state. The floor of the 8-participant ratio: `ddsperf ping` "
+            "with 8 `ddsperf pong` processes (the ping sends its next ping once every pong has answered) against its "
+            "ping with one pong, both as time per round (1 s over the rounds of each second). Load average before "
+            "/ after: %s / %s.",
             DDS_VERSION, ddsperf_seconds, reps, steps, steps8, warmup, load_before.c_str(), load_after.c_str());
         simsync::bench::Table table{"", {"variant", "idle CPUs", "steps", "us per step p50", "p99", "max", "mean",
                                          "p50 ratio to ddsperf", "wake-ups per step: participant / host"}, {}};
@@ -842,6 +894,18 @@ int main(int argc, char** argv)
                 in.raw_handoff);
             row("simsync, 1 remote participant", "one", oned, in.one);
             row("simsync, 8 remote participants in 8 processes", "eight", eightd, in.eight);
+            // The floor of the 8-participant ratio: ddsperf's own ping with 8 pongs
+            // against its ping with one, both as time per round (1 s / rounds).
+            const double round1 = simsync::bench::median(in.ddsperf_round);
+            const double round8 = simsync::bench::median(in.ddsperf8_round);
+            const double floor8 = round1 > 0 && round8 > 0 ? round8 / round1 : std::nan("");
+            table.rows.push_back({"ddsperf ping with 8 pongs in 8 processes (floor of the 8-participant row; us per "
+                                  "round, 1 s / rounds of each second, median; its own 1-pong run: " +
+                                      format("%.1f us per round", round1) + ")",
+                                  idle_text, format("%zu s", in.ddsperf8_round.size() / 8), format("%.1f", round8), "",
+                                  "", "", format("%.3g x its 1 pong", floor8),
+                                  format("%.2f / %.2f", in.switches["ddsperf8"].first / in.runs,
+                                         in.switches["ddsperf8"].second / in.runs)});
             if (!no_security) {
                 row("simsync, 1 remote participant, DDS Security (authenticated, encrypted)", "secured", securedd,
                     in.secured);
@@ -871,7 +935,9 @@ int main(int argc, char** argv)
                 "remote_8_processes_vs_1" + suffix,
                 "8 remote participants in 8 processes: us per step at most 3x one participant's (p50), " + when,
                 oned.p50 > 0 ? eightd.p50 / oned.p50 : std::nan(""), simsync::bench::Compare::at_most, 3.0, "x",
-                format("%.1f us vs %.1f us", eightd.p50, oned.p50)));
+                format("%.1f us vs %.1f us; ddsperf's own ping with 8 pongs, same run: %.2fx its ping with one, per "
+                       "round",
+                       eightd.p50, oned.p50, floor8)));
         }
         report.tables.push_back(std::move(table));
         if (!polling_unavailable.empty()) {
