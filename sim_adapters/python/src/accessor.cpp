@@ -5,6 +5,7 @@
 
 #include <pythread.h>
 
+#include <array>
 #include <condition_variable>
 
 namespace simsync::python {
@@ -69,14 +70,49 @@ auto fill(std::shared_ptr<Waiter> waiter)
     };
 }
 
-PyAccessor& accessor_of(py::handle self) { return py::cast<PyAccessor&>(self); }
+// The per-grant calls skip pybind11's generic casts where they can: those
+// look the C++ type up in a hash map keyed by its type_info name on every
+// call (about a fifth of a Python grant). The type's record is looked up once;
+// an object of exactly that Python type is unwrapped directly, anything else
+// (a Python subclass) goes through py::cast as before.
+template <class T>
+py::detail::type_info* type_record()
+{
+    static py::detail::type_info* const record = py::detail::get_type_info(typeid(T), true);
+    return record;
+}
+template <class T>
+T& unwrap(py::handle object)
+{
+    py::detail::type_info* record = type_record<T>();
+    if (Py_TYPE(object.ptr()) == record->type) {
+        auto* instance = reinterpret_cast<py::detail::instance*>(object.ptr());
+        if (void* value = instance->get_value_and_holder(record).value_ptr()) return *static_cast<T*>(value);
+    }
+    return py::cast<T&>(object);
+}
+
+PyAccessor& accessor_of(py::handle self) { return unwrap<PyAccessor>(self); }
 PyAccess& access_of(py::handle object)
 {
     try {
-        return py::cast<PyAccess&>(object);
+        return unwrap<PyAccess>(object);
     } catch (const py::cast_error&) {
         invalid_argument("access must be a simsync.Access, got " + std::string(py::str(py::repr(object))));
     }
+}
+
+// A new simsync.Access owning `access` (what py::cast of the unique_ptr does,
+// without its type look-up).
+py::object wrap_access(std::unique_ptr<PyAccess> access)
+{
+    py::detail::type_info* record = type_record<PyAccess>();
+    auto object = py::reinterpret_steal<py::object>(py::detail::make_new_instance(record->type));
+    auto* instance = reinterpret_cast<py::detail::instance*>(object.ptr());
+    instance->owned = true;
+    instance->get_value_and_holder(record).value_ptr() = access.get();
+    record->init_instance(instance, &access); // moves the holder: the instance owns it now
+    return object;
 }
 
 // Takes the owned access of `held` (for a fused release-and-request), after
@@ -274,6 +310,138 @@ void run_system(py::object self, SimTime first, py::object function)
     without_gil([&] { accessor.run_system(first, std::move(system)); });
 }
 
+// ---------------------------------------------------------------- per-grant entry points
+// request and release_and_request are plain CPython fastcall methods rather
+// than pybind11 functions: pybind11's dispatcher (overload resolution,
+// keyword matching, a casting loop per argument) cost about as much as the
+// C++ grant itself. Same arguments, errors and exceptions as before.
+
+// The C++ exception being handled as a Python exception, as pybind11's
+// dispatcher translates it (module-local translators, then global ones).
+PyObject* raise_current_exception()
+{
+    try {
+        throw;
+    } catch (py::error_already_set& e) {
+        e.restore();
+#ifdef __GLIBCXX__
+    } catch (abi::__forced_unwind&) {
+        throw;
+#endif
+    } catch (...) {
+        if (py::detail::apply_exception_translators(py::detail::get_local_internals().registered_exception_translators)) {
+            return nullptr;
+        }
+        if (py::detail::apply_exception_translators(py::detail::get_internals().registered_exception_translators)) {
+            return nullptr;
+        }
+        PyErr_SetString(PyExc_SystemError, "Exception escaped from default exception translator!");
+    }
+    return nullptr;
+}
+
+// Matches `names` (positional or keyword) followed by the keyword-only
+// `timeout` into `values` (nullptr: not given). False with a TypeError set.
+template <std::size_t N>
+bool parse_request_args(const char* function, const std::array<const char*, N>& names, PyObject* const* args,
+                        Py_ssize_t nargs, PyObject* kwnames, std::array<PyObject*, N + 1>& values)
+{
+    if (nargs > static_cast<Py_ssize_t>(N)) {
+        PyErr_Format(PyExc_TypeError, "%s() takes %zu positional argument%s but %zd were given", function, N,
+                     N == 1 ? "" : "s", nargs);
+        return false;
+    }
+    for (Py_ssize_t k = 0; k < nargs; ++k) values[static_cast<std::size_t>(k)] = args[k];
+    const Py_ssize_t keywords = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < keywords; ++k) {
+        PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+        std::size_t slot = N + 1;
+        for (std::size_t i = 0; i <= N; ++i) {
+            if (PyUnicode_CompareWithASCIIString(key, i < N ? names[i] : "timeout") == 0) slot = i;
+        }
+        if (slot > N) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", function, key);
+            return false;
+        }
+        if (values[slot] != nullptr) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%U'", function, key);
+            return false;
+        }
+        values[slot] = args[nargs + k];
+    }
+    for (std::size_t i = 0; i < N; ++i) {
+        if (values[i] == nullptr) {
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", function, names[i]);
+            return false;
+        }
+    }
+    return true;
+}
+
+PyObject* request_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames)
+{
+    std::array<PyObject*, 2> values{};
+    if (!parse_request_args<1>("request", {"t"}, args, nargs, kwnames, values)) return nullptr;
+    try {
+        py::handle timeout = values[1] ? values[1] : Py_None;
+        return blocking_request(py::reinterpret_borrow<py::object>(self), sim_time_arg(values[0], "t"), timeout,
+                                py::none())
+            .release()
+            .ptr();
+    } catch (...) {
+        return raise_current_exception();
+    }
+}
+
+PyObject* release_and_request_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames)
+{
+    std::array<PyObject*, 3> values{};
+    if (!parse_request_args<2>("release_and_request", {"access", "next"}, args, nargs, kwnames, values)) {
+        return nullptr;
+    }
+    try {
+        py::handle timeout = values[2] ? values[2] : Py_None;
+        return blocking_request(py::reinterpret_borrow<py::object>(self), sim_time_arg(values[1], "next"), timeout,
+                                values[0])
+            .release()
+            .ptr();
+    } catch (...) {
+        return raise_current_exception();
+    }
+}
+
+PyMethodDef g_request_def{
+    "request", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&request_method)),
+    METH_FASTCALL | METH_KEYWORDS,
+    R"(request($self, t, *, timeout=None)
+--
+
+Blocks (GIL released) until the access at t (ns) is granted or refused; returns an Access.
+
+``timeout`` (seconds): give up with Refusal.timed_out (a lockstep accessor then keeps
+holding time at t, as in C++). On the main thread Ctrl-C (any signal handler that
+raises) withdraws the request and raises KeyboardInterrupt; ``cancel()`` from another
+thread withdraws it with Refusal.cancelled. Raises Busy if a request of this accessor
+is pending or its access is held.)"};
+PyMethodDef g_release_and_request_def{
+    "release_and_request", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&release_and_request_method)),
+    METH_FASTCALL | METH_KEYWORDS,
+    R"(release_and_request($self, access, next, *, timeout=None)
+--
+
+Releases ``access`` and asks for ``next`` in one operation (no gap in which time can slip
+past), then waits as request() does. ``access`` may be None (a plain request).
+Raises InvalidArgument if access belongs to another accessor or next is before its
+granted time (it is then still held).)"};
+
+void add_method(py::handle type, PyMethodDef& def)
+{
+    auto descriptor =
+        py::reinterpret_steal<py::object>(PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(type.ptr()), &def));
+    if (!descriptor) throw py::error_already_set();
+    py::setattr(type, def.ml_name, descriptor);
+}
+
 } // namespace
 
 // ---------------------------------------------------------------- PyAccess
@@ -308,7 +476,7 @@ py::object make_access(Access access, std::error_code error, py::object world, p
     a->world = access ? std::move(world) : py::none();
     a->accessor = std::move(accessor);
     a->cell->owned = std::move(access);
-    return py::cast(std::move(a));
+    return wrap_access(std::move(a));
 }
 
 py::object lend_access(Access& access, py::object world, py::object accessor)
@@ -480,19 +648,6 @@ Access it was granted stays held until released.)")
             },
             "lockstep or free; settable while the simulation runs (becoming lockstep while idle holds time at now).")
         .def(
-            "request",
-            [](py::object self, py::handle t, py::handle timeout) {
-                return blocking_request(self, sim_time_arg(t, "t"), timeout, py::none());
-            },
-            py::arg("t"), py::kw_only(), py::arg("timeout") = py::none(),
-            R"(Blocks (GIL released) until the access at t (ns) is granted or refused; returns an Access.
-
-``timeout`` (seconds): give up with Refusal.timed_out (a lockstep accessor then keeps
-holding time at t, as in C++). On the main thread Ctrl-C (any signal handler that
-raises) withdraws the request and raises KeyboardInterrupt; ``cancel()`` from another
-thread withdraws it with Refusal.cancelled. Raises Busy if a request of this accessor
-is pending or its access is held.)")
-        .def(
             "try_request",
             [](py::object self, py::handle t) {
                 PyAccessor& a = accessor_of(self);
@@ -504,16 +659,6 @@ is pending or its access is held.)")
             py::arg("t"),
             "Grants only if that needs no waiting for another thread (this thread may step the world to t); "
             "otherwise a falsy Access with Refusal.would_block.")
-        .def(
-            "release_and_request",
-            [](py::object self, py::handle held, py::handle next, py::handle timeout) {
-                return blocking_request(self, sim_time_arg(next, "next"), timeout, held);
-            },
-            py::arg("access"), py::arg("next"), py::kw_only(), py::arg("timeout") = py::none(),
-            R"(Releases ``access`` and asks for ``next`` in one operation (no gap in which time can slip
-past), then waits as request() does. ``access`` may be None (a plain request).
-Raises InvalidArgument if access belongs to another accessor or next is before its
-granted time (it is then still held).)")
         .def("cancel", &PyAccessor::cancel,
              "Withdraws this accessor's pending request, if any (it ends with Refusal.cancelled). Any thread.")
         .def(
@@ -546,6 +691,8 @@ call only. Returns at once; the first call may come before it returns.)")
         .def("__enter__", [](py::object self) { return self; })
         .def("__exit__", [](PyAccessor& a, py::args) { without_gil([&] { a.accessor.deregister(); }); })
         .def("__repr__", [](PyAccessor& a) { return "<simsync.Accessor '" + a.accessor.name() + "'>"; });
+    add_method(m.attr("Accessor"), g_request_def);
+    add_method(m.attr("Accessor"), g_release_and_request_def);
 }
 
 } // namespace simsync::python
