@@ -56,17 +56,18 @@ struct Waiter {
 };
 
 // The completion of a blocking request: C++ only, no Python, so it may run
-// on any simsync thread without the GIL.
-auto fill(std::shared_ptr<Waiter> waiter)
+// on any simsync thread without the GIL. The Waiter lives on the requesting
+// thread's stack (no allocation per grant): that thread never leaves before
+// `done`, and the notification is made under the lock, so the Waiter cannot
+// be gone before the completion is done with it.
+auto fill(Waiter& waiter)
 {
-    return [waiter = std::move(waiter)](std::error_code error, Access access) {
-        {
-            std::lock_guard<std::mutex> guard(waiter->mutex);
-            waiter->error = error;
-            waiter->access = std::move(access);
-            waiter->done = true;
-        }
-        waiter->cv.notify_all();
+    return [&waiter](std::error_code error, Access access) {
+        std::lock_guard<std::mutex> guard(waiter.mutex);
+        waiter.error = error;
+        waiter.access = std::move(access);
+        waiter.done = true;
+        waiter.cv.notify_all();
     };
 }
 
@@ -102,16 +103,22 @@ PyAccess& access_of(py::handle object)
     }
 }
 
-// A new simsync.Access owning `access` (what py::cast of the unique_ptr does,
-// without its type look-up).
+// A new simsync.Access owning `access`: what py::cast of the unique_ptr does
+// (pybind11's class_::init_instance: register the instance, move the holder
+// in), without its two type look-ups.
 py::object wrap_access(std::unique_ptr<PyAccess> access)
 {
+    using Holder = std::unique_ptr<PyAccess>;
     py::detail::type_info* record = type_record<PyAccess>();
     auto object = py::reinterpret_steal<py::object>(py::detail::make_new_instance(record->type));
     auto* instance = reinterpret_cast<py::detail::instance*>(object.ptr());
     instance->owned = true;
-    instance->get_value_and_holder(record).value_ptr() = access.get();
-    record->init_instance(instance, &access); // moves the holder: the instance owns it now
+    py::detail::value_and_holder v_h = instance->get_value_and_holder(record);
+    v_h.value_ptr() = access.get();
+    py::detail::register_instance(instance, v_h.value_ptr(), v_h.type);
+    v_h.set_instance_registered();
+    new (std::addressof(v_h.holder<Holder>())) Holder(std::move(access));
+    v_h.set_holder_constructed();
     return object;
 }
 
@@ -173,7 +180,7 @@ py::object blocking_request(py::object self, SimTime t, py::handle timeout, py::
         const std::error_code error = result.error();
         return make_access(std::move(result), error, a.world, self, t);
     }
-    auto waiter = std::make_shared<Waiter>();
+    Waiter waiter;
     std::optional<py::error_already_set> interrupted;
     bool timed_out = false;
     {
@@ -187,15 +194,15 @@ py::object blocking_request(py::object self, SimTime t, py::handle timeout, py::
                 accessor.async_request_access(t, std::move(handler));
             }
         }
-        WaitOutcome outcome = wait_or_withdraw(*waiter, deadline, main, [&] { a.cancel(); });
+        WaitOutcome outcome = wait_or_withdraw(waiter, deadline, main, [&] { a.cancel(); });
         timed_out = outcome.timed_out;
         interrupted = std::move(outcome.interrupted);
-        if (interrupted && waiter->access) waiter->access.release();
+        if (interrupted && waiter.access) waiter.access.release();
     }
     if (interrupted) throw std::move(*interrupted);
-    std::error_code error = waiter->error;
+    std::error_code error = waiter.error;
     if (timed_out && error == make_error_code(errc::cancelled)) error = make_error_code(errc::timed_out);
-    return make_access(std::move(waiter->access), error, a.world, self, t);
+    return make_access(std::move(waiter.access), error, a.world, self, t);
 }
 
 // The state an asyncio completion carries to the stepping thread; its Python
