@@ -223,24 +223,50 @@ struct AsyncState {
     }
 };
 
-void start_async(py::object self, SimTime t, py::object loop, py::object deliver, py::object future,
-                 py::handle held_object)
+// The running loop of the calling thread (a coroutine of it is calling). The
+// loop that delivered `held` if it runs on this thread now (BaseEventLoop
+// records its thread in _thread_id while it runs: then it is this thread's
+// running loop), else asyncio.get_running_loop().
+py::object running_loop(py::handle held_object, unsigned long thread)
+{
+    if (!held_object.is_none()) {
+        PyAccess& held = access_of(held_object);
+        if (held.loop) {
+            py::object id = py::getattr(held.loop, "_thread_id", py::none());
+            if (PyLong_Check(id.ptr()) && PyLong_AsUnsignedLong(id.ptr()) == thread) return held.loop;
+            PyErr_Clear();
+        }
+    }
+    static py::object* const get_running_loop =
+        new py::object(py::module_::import("asyncio").attr("get_running_loop")); // leaked: outlives the module
+    return (*get_running_loop)();
+}
+
+// Starts an asyncio request (released `held` first, if given) and returns the
+// future it resolves: `future_type(loop=loop)` (simsync._asyncio's future,
+// whose cancel() withdraws the request).
+py::object start_async(py::object self, SimTime t, py::object future_type, py::object deliver,
+                       py::handle held_object)
 {
     PyAccessor& a = accessor_of(self);
     Accessor& accessor = a.get();
+    const unsigned long thread = PyThread_get_thread_ident();
+    py::object loop = running_loop(held_object, thread);
+    py::object future = future_type(self, loop);
     Access held = take_held(self, held_object, t);
     auto state = std::make_shared<AsyncState>();
-    state->loop = std::move(loop);
+    state->loop = loop;
     state->deliver = std::move(deliver);
-    state->future = std::move(future);
+    state->future = future;
     state->world = a.world;
     state->accessor = self;
-    state->loop_thread = PyThread_get_thread_ident();
+    state->loop_thread = thread;
     auto complete = [state, t](std::error_code error, Access access) {
         if (!Py_IsInitialized()) return;
         py::gil_scoped_acquire gil;
         try {
             py::object result = make_access(std::move(access), error, state->world, state->accessor, t);
+            if (error == std::error_code{}) py::cast<PyAccess&>(result).loop = state->loop;
             if (PyThread_get_thread_ident() == state->loop_thread) {
                 // On the loop's own thread (a release or request made by a task of
                 // this loop granted it): resolving the future schedules the task
@@ -254,14 +280,17 @@ void start_async(py::object self, SimTime t, py::object loop, py::object deliver
         }
         state->clear();
     };
-    py::gil_scoped_release release;
-    std::lock_guard<std::recursive_mutex> guard(a.signal_mutex);
-    auto handler = asio::bind_cancellation_slot(a.signal.slot(), run_inline(std::move(complete)));
-    if (held) {
-        accessor.async_release_and_request(std::move(held), t, std::move(handler));
-    } else {
-        accessor.async_request_access(t, std::move(handler));
+    {
+        py::gil_scoped_release release;
+        std::lock_guard<std::recursive_mutex> guard(a.signal_mutex);
+        auto handler = asio::bind_cancellation_slot(a.signal.slot(), run_inline(std::move(complete)));
+        if (held) {
+            accessor.async_release_and_request(std::move(held), t, std::move(handler));
+        } else {
+            accessor.async_request_access(t, std::move(handler));
+        }
     }
+    return future;
 }
 
 struct SystemState {
@@ -417,6 +446,27 @@ PyObject* release_and_request_method(PyObject* self, PyObject* const* args, Py_s
     }
 }
 
+// _start_async(t, future_type, deliver, held=None): private, positional only.
+PyObject* start_async_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
+{
+    if (nargs < 3 || nargs > 4) {
+        PyErr_Format(PyExc_TypeError, "_start_async() takes 3 or 4 arguments (%zd given)", nargs);
+        return nullptr;
+    }
+    try {
+        return start_async(py::reinterpret_borrow<py::object>(self), sim_time_arg(args[0], "t"),
+                           py::reinterpret_borrow<py::object>(args[1]), py::reinterpret_borrow<py::object>(args[2]),
+                           nargs == 4 ? py::handle(args[3]) : py::handle(Py_None))
+            .release()
+            .ptr();
+    } catch (...) {
+        return raise_current_exception();
+    }
+}
+
+PyMethodDef g_start_async_def{
+    "_start_async", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&start_async_method)), METH_FASTCALL,
+    "Starts an asyncio request (simsync._asyncio): returns the future it resolves. Not API."};
 PyMethodDef g_request_def{
     "request", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&request_method)),
     METH_FASTCALL | METH_KEYWORDS,
@@ -669,11 +719,6 @@ Access it was granted stays held until released.)")
         .def("cancel", &PyAccessor::cancel,
              "Withdraws this accessor's pending request, if any (it ends with Refusal.cancelled). Any thread.")
         .def(
-            "_start_async",
-            [](py::object self, py::handle t, py::object loop, py::object deliver, py::object future,
-               py::handle held) { start_async(self, sim_time_arg(t, "t"), loop, deliver, future, held); },
-            py::arg("t"), py::arg("loop"), py::arg("deliver"), py::arg("future"), py::arg("held") = py::none())
-        .def(
             "run_system",
             [](py::object self, py::handle first, py::object system) {
                 run_system(self, sim_time_arg(first, "first"), system);
@@ -700,6 +745,7 @@ call only. Returns at once; the first call may come before it returns.)")
         .def("__repr__", [](PyAccessor& a) { return "<simsync.Accessor '" + a.accessor.name() + "'>"; });
     add_method(m.attr("Accessor"), g_request_def);
     add_method(m.attr("Accessor"), g_release_and_request_def);
+    add_method(m.attr("Accessor"), g_start_async_def);
 }
 
 } // namespace simsync::python
