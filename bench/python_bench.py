@@ -214,7 +214,7 @@ def main():
     lone_rows = [
         ["Python blocking grant, main thread (lone accessor, release_and_request)",
          f"{best_python:.0f}", f"{statistics.median(python_ns):.0f}", f"{best_python / best_cpp:.2f}x"],
-        ["Python blocking grant, another thread (same loop)",
+        ["Python blocking grant, the same loop on another thread",
          f"{min(python_thread_ns):.0f}", f"{statistics.median(python_thread_ns):.0f}",
          f"{min(python_thread_ns) / best_cpp:.2f}x"],
         ["C++ blocking grant, same handler set-up (baseline)",
