@@ -266,7 +266,7 @@ py::object start_async(py::object self, SimTime t, py::object future_type, py::o
         py::gil_scoped_acquire gil;
         try {
             py::object result = make_access(std::move(access), error, state->world, state->accessor, t);
-            if (error == std::error_code{}) py::cast<PyAccess&>(result).loop = state->loop;
+            if (error == std::error_code{}) unwrap<PyAccess>(result).loop = state->loop;
             if (PyThread_get_thread_ident() == state->loop_thread) {
                 // On the loop's own thread (a release or request made by a task of
                 // this loop granted it): resolving the future schedules the task
