@@ -9,9 +9,10 @@ awaiting task resumes on its loop, never on a simsync thread. Cancelling
 the task withdraws the request (Refusal.cancelled); a grant that raced with the
 cancellation is released.
 
-Per grant: one coroutine frame, one future (a _GrantFuture, made by the binding on
+Per grant: one coroutine frame and one future (a _GrantFuture, made by the binding on
 the loop that delivered the previous grant of the task when it still runs on this
-thread, else on asyncio.get_running_loop()) and one call of _deliver on the loop.
+thread, else on asyncio.get_running_loop()); on the loop's thread the binding does
+what _deliver does itself, from another thread it posts _deliver to the loop.
 """
 
 import asyncio
@@ -21,11 +22,7 @@ class _GrantFuture(asyncio.Future):
     """The future of one asynchronous request. Cancelling it (what cancelling the
     task awaiting it does) withdraws the request."""
 
-    __slots__ = ("_accessor",)
-
-    def __init__(self, accessor, loop):
-        super().__init__(loop=loop)
-        self._accessor = accessor
+    __slots__ = ("_accessor",)  # set by the binding right after making it
 
     def cancel(self, msg=None):
         # Cancelled first, withdrawn after: a completion that the withdrawal runs

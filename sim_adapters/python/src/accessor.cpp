@@ -252,7 +252,10 @@ py::object start_async(py::object self, SimTime t, py::object future_type, py::o
     Accessor& accessor = a.get();
     const unsigned long thread = PyThread_get_thread_ident();
     py::object loop = running_loop(held_object, thread);
-    py::object future = future_type(self, loop);
+    // future_type(loop=loop): asyncio.Future's own __init__ (no Python frame);
+    // its _accessor slot says whom cancel() withdraws.
+    py::object future = future_type(py::arg("loop") = loop);
+    if (PyObject_SetAttrString(future.ptr(), "_accessor", self.ptr()) != 0) throw py::error_already_set();
     Access held = take_held(self, held_object, t);
     auto state = std::make_shared<AsyncState>();
     state->loop = loop;
@@ -270,8 +273,15 @@ py::object start_async(py::object self, SimTime t, py::object future_type, py::o
             if (PyThread_get_thread_ident() == state->loop_thread) {
                 // On the loop's own thread (a release or request made by a task of
                 // this loop granted it): resolving the future schedules the task
-                // through the loop, without a wake-up of its selector.
-                state->deliver(state->future, result);
+                // through the loop, without a wake-up of its selector. What
+                // _deliver does, without its Python frame: a future cancelled
+                // meanwhile gives the grant back.
+                py::object done = state->future.attr("done")();
+                if (done.ptr() == Py_True) {
+                    unwrap<PyAccess>(result).release_held();
+                } else {
+                    state->future.attr("set_result")(result);
+                }
             } else {
                 state->loop.attr("call_soon_threadsafe")(state->deliver, state->future, result);
             }
