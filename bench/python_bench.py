@@ -77,9 +77,10 @@ def many_asyncio(accessors, rounds):
         async def main():
             await asyncio.gather(*(task(a) for a in acc))
 
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         asyncio.run(main())
-        return accessors * rounds / (time.perf_counter() - start)
+        grants = accessors * rounds
+        return grants / (time.perf_counter() - start), (time.process_time() - cpu) / grants * 1e6
 
 
 def many_threads(accessors, rounds):
@@ -96,12 +97,13 @@ def many_threads(accessors, rounds):
             access.release(simsync.NEVER)
 
         threads = [threading.Thread(target=body, args=(a,)) for a in acc]
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for t in threads:
             t.start()
         for t in threads:
             t.join()
-        return accessors * rounds / (time.perf_counter() - start)
+        grants = accessors * rounds
+        return grants / (time.perf_counter() - start), (time.process_time() - cpu) / grants * 1e6
 
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "python")
@@ -197,10 +199,14 @@ def main():
     ratio = best_python / best_cpp
 
     # 2. 1000 asyncio tasks against 1000 threads, alternating repetitions.
-    tasks, threads = [], []
+    tasks, threads, tasks_cpu, threads_cpu = [], [], [], []
     for _ in range(repetitions):
-        tasks.append(many_asyncio(accessors, rounds))
-        threads.append(many_threads(accessors, rounds))
+        rate, cpu = many_asyncio(accessors, rounds)
+        tasks.append(rate)
+        tasks_cpu.append(cpu)
+        rate, cpu = many_threads(accessors, rounds)
+        threads.append(rate)
+        threads_cpu.append(cpu)
     tasks_rate, threads_rate = statistics.median(tasks), statistics.median(threads)
     speedup = tasks_rate / threads_rate
 
@@ -222,9 +228,9 @@ def main():
     ]
     many_rows = [
         [f"{accessors} asyncio tasks, one event loop", f"{tasks_rate:,.0f}",
-         f"{min(tasks):,.0f}-{max(tasks):,.0f}", f"{speedup:.2f}x"],
+         f"{min(tasks):,.0f}-{max(tasks):,.0f}", f"{speedup:.2f}x", f"{statistics.median(tasks_cpu):.2f}"],
         [f"{accessors} Python threads (baseline)", f"{threads_rate:,.0f}",
-         f"{min(threads):,.0f}-{max(threads):,.0f}", "1x"],
+         f"{min(threads):,.0f}-{max(threads):,.0f}", "1x", f"{statistics.median(threads_cpu):.2f}"],
     ]
     tables = [
         {"caption": f"One accessor, one 1 ms step per grant: ns per grant, best and median of {batches} "
@@ -232,7 +238,8 @@ def main():
          "columns": ["what", "best ns/grant", "median", "ratio to C++ (best)"], "rows": lone_rows},
         {"caption": f"{accessors} accessors asking at each of {rounds} instants: grants per second, median of "
                     f"{repetitions} alternating repetitions",
-         "columns": ["what", "grants/s", "min-max", "ratio to threads"], "rows": many_rows},
+         "columns": ["what", "grants/s", "min-max", "ratio to threads", "CPU us/grant (process, median)"],
+         "rows": many_rows},
     ]
     notes = []
     if env_ns is not None:
