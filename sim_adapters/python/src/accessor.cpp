@@ -104,19 +104,77 @@ PyAccess& access_of(py::handle object)
 }
 
 // A new simsync.Access owning `access`: what py::cast of the unique_ptr does
-// (pybind11's class_::init_instance: register the instance, move the holder
-// in), without its two type look-ups.
+// (pybind11's class_::init_instance: move the holder in), without its two
+// type look-ups and without entering the instance in pybind11's registry of
+// instances (a hash map insertion per grant, an erasure per release). The
+// registry only serves to find the Python object of a C++ pointer that is
+// cast to Python again; a PyAccess never is (every Access is made here, a new
+// object each time), and pybind11 deregisters at deallocation only what was
+// registered (value_and_holder::instance_registered()).
+//
+// For the same reason the instance is allocated and freed without pybind11's
+// look-up of the Python type's C++ types (a hash map find in make_new_instance
+// and another in its deallocation): simsync.Access is one C++ type whose holder
+// fits the instance (pybind11's "simple layout", checked once on the first
+// Access made the ordinary way); a Python subclass of it takes pybind11's path.
+using AccessHolder = std::unique_ptr<PyAccess>;
+destructor g_pybind11_access_dealloc = nullptr;
+
+void access_dealloc(PyObject* self)
+{
+    PyTypeObject* type = Py_TYPE(self);
+    py::detail::type_info* record = type_record<PyAccess>();
+    auto* instance = reinterpret_cast<py::detail::instance*>(self);
+    if (type != record->type || PyType_HasFeature(type, Py_TPFLAGS_HAVE_GC) || !instance->simple_layout ||
+        instance->simple_instance_registered || instance->weakrefs != nullptr || instance->has_patients ||
+        (!instance->simple_holder_constructed && instance->simple_value_holder[0] != nullptr)) {
+        g_pybind11_access_dealloc(self);
+        return;
+    }
+    // What pybind11's clear_instance and class_<PyAccess>::dealloc do for it.
+    if (instance->simple_holder_constructed) {
+        py::error_scope scope; // the destructor may call Python; keep a pending exception
+        reinterpret_cast<AccessHolder*>(&instance->simple_value_holder[1])->~AccessHolder();
+        instance->simple_holder_constructed = false;
+    }
+    instance->simple_value_holder[0] = nullptr;
+    type->tp_free(self);
+    Py_DECREF(type);
+}
+
+py::detail::instance* new_access_instance(py::detail::type_info* record)
+{
+    static const bool simple = [record] {
+        auto probe = py::reinterpret_steal<py::object>(py::detail::make_new_instance(record->type));
+        const bool is_simple = reinterpret_cast<py::detail::instance*>(probe.ptr())->simple_layout;
+        if (is_simple) {
+            g_pybind11_access_dealloc = record->type->tp_dealloc;
+            record->type->tp_dealloc = access_dealloc;
+        }
+        return is_simple;
+    }();
+    if (!simple) return reinterpret_cast<py::detail::instance*>(py::detail::make_new_instance(record->type));
+    // make_new_instance with the simple layout's allocate_layout().
+    PyObject* self = record->type->tp_alloc(record->type, 0);
+    if (self == nullptr) throw py::error_already_set();
+    auto* instance = reinterpret_cast<py::detail::instance*>(self);
+    instance->simple_layout = true;
+    instance->simple_value_holder[0] = nullptr;
+    instance->simple_holder_constructed = false;
+    instance->simple_instance_registered = false;
+    instance->owned = true;
+    return instance;
+}
+
 py::object wrap_access(std::unique_ptr<PyAccess> access)
 {
-    using Holder = std::unique_ptr<PyAccess>;
+    using Holder = AccessHolder;
     py::detail::type_info* record = type_record<PyAccess>();
-    auto object = py::reinterpret_steal<py::object>(py::detail::make_new_instance(record->type));
+    auto object = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(new_access_instance(record)));
     auto* instance = reinterpret_cast<py::detail::instance*>(object.ptr());
     instance->owned = true;
     py::detail::value_and_holder v_h = instance->get_value_and_holder(record);
     v_h.value_ptr() = access.get();
-    py::detail::register_instance(instance, v_h.value_ptr(), v_h.type);
-    v_h.set_instance_registered();
     new (std::addressof(v_h.holder<Holder>())) Holder(std::move(access));
     v_h.set_holder_constructed();
     return object;
@@ -558,7 +616,7 @@ py::object lend_access(Access& access, py::object world, py::object accessor)
     a->accessor = std::move(accessor);
     a->cell->borrowed = &access;
     a->cell->lent = true;
-    return py::cast(std::move(a));
+    return wrap_access(std::move(a));
 }
 
 void end_loan(py::handle access)
