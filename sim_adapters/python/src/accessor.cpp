@@ -53,6 +53,11 @@ struct Waiter {
     bool done = false;
     std::error_code error;
     Access access;
+    // The requesting thread: a completion that runs on it (granted inline during
+    // the initiation, or refused inline by the withdrawal) needs no lock, as
+    // nobody else reads the Waiter and that thread is not waiting on `cv`.
+    unsigned long owner = PyThread_get_thread_ident();
+    bool done_inline = false; // written and read by the owner only
 };
 
 // The completion of a blocking request: C++ only, no Python, so it may run
@@ -63,6 +68,13 @@ struct Waiter {
 auto fill(Waiter& waiter)
 {
     return [&waiter](std::error_code error, Access access) {
+        if (PyThread_get_thread_ident() == waiter.owner) {
+            waiter.error = error;
+            waiter.access = std::move(access);
+            waiter.done = true;
+            waiter.done_inline = true;
+            return;
+        }
         std::lock_guard<std::mutex> guard(waiter.mutex);
         waiter.error = error;
         waiter.access = std::move(access);
@@ -252,10 +264,12 @@ py::object blocking_request(py::object self, SimTime t, py::handle timeout, py::
                 accessor.async_request_access(t, std::move(handler));
             }
         }
-        WaitOutcome outcome = wait_or_withdraw(waiter, deadline, main, [&] { a.cancel(); });
-        timed_out = outcome.timed_out;
-        interrupted = std::move(outcome.interrupted);
-        if (interrupted && waiter.access) waiter.access.release();
+        if (!waiter.done_inline) { // granted or refused at once: nothing to wait for
+            WaitOutcome outcome = wait_or_withdraw(waiter, deadline, main, [&] { a.cancel(); });
+            timed_out = outcome.timed_out;
+            interrupted = std::move(outcome.interrupted);
+            if (interrupted && waiter.access) waiter.access.release();
+        }
     }
     if (interrupted) throw std::move(*interrupted);
     std::error_code error = waiter.error;
