@@ -108,19 +108,6 @@ def to_seconds(t):
     return t / NANOSECONDS_PER_SECOND
 
 
-def _request_async(self, t):
-    return _asyncio.request_async(self, t)
-
-
-def _release_and_request_async(self, access, next):
-    return _asyncio.release_and_request_async(self, access, next)
-
-
-_request_async.__doc__ = """Awaitable request: ``access = await accessor.request_async(t)``.
-
-Completes on the running asyncio loop (never on a simsync thread); cancelling the
-awaiting task withdraws the request. Resolves to an Access (falsy if refused)."""
-_release_and_request_async.__doc__ = """Awaitable fused release and request: ``access = await
-accessor.release_and_request_async(access, next)``."""
-Accessor.request_async = _request_async
-Accessor.release_and_request_async = _release_and_request_async
+# Coroutine functions of simsync._asyncio, bound as methods (no wrapper frame per grant).
+Accessor.request_async = _asyncio.request_async
+Accessor.release_and_request_async = _asyncio.release_and_request_async

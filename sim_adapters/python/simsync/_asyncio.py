@@ -8,9 +8,29 @@ schedules the task through the loop without waking its selector. Either way the
 awaiting task resumes on its loop, never on a simsync thread. Cancelling
 the task withdraws the request (Refusal.cancelled); a grant that raced with the
 cancellation is released.
+
+Per grant: one coroutine frame and one future (a _GrantFuture, made by the binding on
+the loop that delivered the previous grant of the task when it still runs on this
+thread, else on asyncio.get_running_loop()); on the loop's thread the binding does
+what _deliver does itself, from another thread it posts _deliver to the loop.
 """
 
 import asyncio
+
+
+class _GrantFuture(asyncio.Future):
+    """The future of one asynchronous request. Cancelling it (what cancelling the
+    task awaiting it does) withdraws the request."""
+
+    __slots__ = ("_accessor",)  # set by the binding right after making it
+
+    def cancel(self, msg=None):
+        # Cancelled first, withdrawn after: a completion that the withdrawal runs
+        # at once finds the future done and releases what it carries.
+        if not super().cancel(msg=msg):
+            return False
+        self._accessor.cancel()
+        return True
 
 
 def _deliver(future, access):
@@ -20,25 +40,15 @@ def _deliver(future, access):
         future.set_result(access)
 
 
-async def _await(accessor, future):
-    try:
-        return await future
-    except asyncio.CancelledError:
-        accessor.cancel()
-        raise
-
-
 async def request_async(accessor, t):
-    """Asks for the access at ``t`` (ns); resolves to an Access (falsy if refused)."""
-    loop = asyncio.get_running_loop()
-    future = loop.create_future()
-    accessor._start_async(t, loop, _deliver, future)
-    return await _await(accessor, future)
+    """Awaitable request: ``access = await accessor.request_async(t)``.
+
+    Completes on the running asyncio loop (never on a simsync thread); cancelling the
+    awaiting task withdraws the request. Resolves to an Access (falsy if refused)."""
+    return await accessor._start_async(t, _GrantFuture, _deliver)
 
 
-async def release_and_request_async(accessor, access, next_time):
-    """Releases ``access`` and asks for ``next_time`` in one operation; resolves to the next Access."""
-    loop = asyncio.get_running_loop()
-    future = loop.create_future()
-    accessor._start_async(next_time, loop, _deliver, future, access)
-    return await _await(accessor, future)
+async def release_and_request_async(accessor, access, next):
+    """Awaitable fused release and request: ``access = await
+    accessor.release_and_request_async(access, next)``."""
+    return await accessor._start_async(next, _GrantFuture, _deliver, access)

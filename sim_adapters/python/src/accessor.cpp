@@ -5,6 +5,7 @@
 
 #include <pythread.h>
 
+#include <array>
 #include <condition_variable>
 
 namespace simsync::python {
@@ -52,31 +53,143 @@ struct Waiter {
     bool done = false;
     std::error_code error;
     Access access;
+    // The requesting thread: a completion that runs on it (granted inline during
+    // the initiation, or refused inline by the withdrawal) needs no lock, as
+    // nobody else reads the Waiter and that thread is not waiting on `cv`.
+    unsigned long owner = PyThread_get_thread_ident();
+    bool done_inline = false; // written and read by the owner only
 };
 
 // The completion of a blocking request: C++ only, no Python, so it may run
-// on any simsync thread without the GIL.
-auto fill(std::shared_ptr<Waiter> waiter)
+// on any simsync thread without the GIL. The Waiter lives on the requesting
+// thread's stack (no allocation per grant): that thread never leaves before
+// `done`, and the notification is made under the lock, so the Waiter cannot
+// be gone before the completion is done with it.
+auto fill(Waiter& waiter)
 {
-    return [waiter = std::move(waiter)](std::error_code error, Access access) {
-        {
-            std::lock_guard<std::mutex> guard(waiter->mutex);
-            waiter->error = error;
-            waiter->access = std::move(access);
-            waiter->done = true;
+    return [&waiter](std::error_code error, Access access) {
+        if (PyThread_get_thread_ident() == waiter.owner) {
+            waiter.error = error;
+            waiter.access = std::move(access);
+            waiter.done = true;
+            waiter.done_inline = true;
+            return;
         }
-        waiter->cv.notify_all();
+        std::lock_guard<std::mutex> guard(waiter.mutex);
+        waiter.error = error;
+        waiter.access = std::move(access);
+        waiter.done = true;
+        waiter.cv.notify_all();
     };
 }
 
-PyAccessor& accessor_of(py::handle self) { return py::cast<PyAccessor&>(self); }
+// The per-grant calls skip pybind11's generic casts where they can: those
+// look the C++ type up in a hash map keyed by its type_info name on every
+// call (about a fifth of a Python grant). The type's record is looked up once;
+// an object of exactly that Python type is unwrapped directly, anything else
+// (a Python subclass) goes through py::cast as before.
+template <class T>
+py::detail::type_info* type_record()
+{
+    static py::detail::type_info* const record = py::detail::get_type_info(typeid(T), true);
+    return record;
+}
+template <class T>
+T& unwrap(py::handle object)
+{
+    py::detail::type_info* record = type_record<T>();
+    if (Py_TYPE(object.ptr()) == record->type) {
+        auto* instance = reinterpret_cast<py::detail::instance*>(object.ptr());
+        if (void* value = instance->get_value_and_holder(record).value_ptr()) return *static_cast<T*>(value);
+    }
+    return py::cast<T&>(object);
+}
+
+PyAccessor& accessor_of(py::handle self) { return unwrap<PyAccessor>(self); }
 PyAccess& access_of(py::handle object)
 {
     try {
-        return py::cast<PyAccess&>(object);
+        return unwrap<PyAccess>(object);
     } catch (const py::cast_error&) {
         invalid_argument("access must be a simsync.Access, got " + std::string(py::str(py::repr(object))));
     }
+}
+
+// A new simsync.Access owning `access`: what py::cast of the unique_ptr does
+// (pybind11's class_::init_instance: move the holder in), without its two
+// type look-ups and without entering the instance in pybind11's registry of
+// instances (a hash map insertion per grant, an erasure per release). The
+// registry only serves to find the Python object of a C++ pointer that is
+// cast to Python again; a PyAccess never is (every Access is made here, a new
+// object each time), and pybind11 deregisters at deallocation only what was
+// registered (value_and_holder::instance_registered()).
+//
+// For the same reason the instance is allocated and freed without pybind11's
+// look-up of the Python type's C++ types (a hash map find in make_new_instance
+// and another in its deallocation): simsync.Access is one C++ type whose holder
+// fits the instance (pybind11's "simple layout", checked once on the first
+// Access made the ordinary way); a Python subclass of it takes pybind11's path.
+using AccessHolder = std::unique_ptr<PyAccess>;
+destructor g_pybind11_access_dealloc = nullptr;
+
+void access_dealloc(PyObject* self)
+{
+    PyTypeObject* type = Py_TYPE(self);
+    py::detail::type_info* record = type_record<PyAccess>();
+    auto* instance = reinterpret_cast<py::detail::instance*>(self);
+    if (type != record->type || PyType_HasFeature(type, Py_TPFLAGS_HAVE_GC) || !instance->simple_layout ||
+        instance->simple_instance_registered || instance->weakrefs != nullptr || instance->has_patients ||
+        (!instance->simple_holder_constructed && instance->simple_value_holder[0] != nullptr)) {
+        g_pybind11_access_dealloc(self);
+        return;
+    }
+    // What pybind11's clear_instance and class_<PyAccess>::dealloc do for it.
+    if (instance->simple_holder_constructed) {
+        py::error_scope scope; // the destructor may call Python; keep a pending exception
+        reinterpret_cast<AccessHolder*>(&instance->simple_value_holder[1])->~AccessHolder();
+        instance->simple_holder_constructed = false;
+    }
+    instance->simple_value_holder[0] = nullptr;
+    type->tp_free(self);
+    Py_DECREF(type);
+}
+
+py::detail::instance* new_access_instance(py::detail::type_info* record)
+{
+    static const bool simple = [record] {
+        auto probe = py::reinterpret_steal<py::object>(py::detail::make_new_instance(record->type));
+        const bool is_simple = reinterpret_cast<py::detail::instance*>(probe.ptr())->simple_layout;
+        if (is_simple) {
+            g_pybind11_access_dealloc = record->type->tp_dealloc;
+            record->type->tp_dealloc = access_dealloc;
+        }
+        return is_simple;
+    }();
+    if (!simple) return reinterpret_cast<py::detail::instance*>(py::detail::make_new_instance(record->type));
+    // make_new_instance with the simple layout's allocate_layout().
+    PyObject* self = record->type->tp_alloc(record->type, 0);
+    if (self == nullptr) throw py::error_already_set();
+    auto* instance = reinterpret_cast<py::detail::instance*>(self);
+    instance->simple_layout = true;
+    instance->simple_value_holder[0] = nullptr;
+    instance->simple_holder_constructed = false;
+    instance->simple_instance_registered = false;
+    instance->owned = true;
+    return instance;
+}
+
+py::object wrap_access(std::unique_ptr<PyAccess> access)
+{
+    using Holder = AccessHolder;
+    py::detail::type_info* record = type_record<PyAccess>();
+    auto object = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(new_access_instance(record)));
+    auto* instance = reinterpret_cast<py::detail::instance*>(object.ptr());
+    instance->owned = true;
+    py::detail::value_and_holder v_h = instance->get_value_and_holder(record);
+    v_h.value_ptr() = access.get();
+    new (std::addressof(v_h.holder<Holder>())) Holder(std::move(access));
+    v_h.set_holder_constructed();
+    return object;
 }
 
 // Takes the owned access of `held` (for a fused release-and-request), after
@@ -137,7 +250,7 @@ py::object blocking_request(py::object self, SimTime t, py::handle timeout, py::
         const std::error_code error = result.error();
         return make_access(std::move(result), error, a.world, self, t);
     }
-    auto waiter = std::make_shared<Waiter>();
+    Waiter waiter;
     std::optional<py::error_already_set> interrupted;
     bool timed_out = false;
     {
@@ -151,15 +264,17 @@ py::object blocking_request(py::object self, SimTime t, py::handle timeout, py::
                 accessor.async_request_access(t, std::move(handler));
             }
         }
-        WaitOutcome outcome = wait_or_withdraw(*waiter, deadline, main, [&] { a.cancel(); });
-        timed_out = outcome.timed_out;
-        interrupted = std::move(outcome.interrupted);
-        if (interrupted && waiter->access) waiter->access.release();
+        if (!waiter.done_inline) { // granted or refused at once: nothing to wait for
+            WaitOutcome outcome = wait_or_withdraw(waiter, deadline, main, [&] { a.cancel(); });
+            timed_out = outcome.timed_out;
+            interrupted = std::move(outcome.interrupted);
+            if (interrupted && waiter.access) waiter.access.release();
+        }
     }
     if (interrupted) throw std::move(*interrupted);
-    std::error_code error = waiter->error;
+    std::error_code error = waiter.error;
     if (timed_out && error == make_error_code(errc::cancelled)) error = make_error_code(errc::timed_out);
-    return make_access(std::move(waiter->access), error, a.world, self, t);
+    return make_access(std::move(waiter.access), error, a.world, self, t);
 }
 
 // The state an asyncio completion carries to the stepping thread; its Python
@@ -180,29 +295,65 @@ struct AsyncState {
     }
 };
 
-void start_async(py::object self, SimTime t, py::object loop, py::object deliver, py::object future,
-                 py::handle held_object)
+// The running loop of the calling thread (a coroutine of it is calling). The
+// loop that delivered `held` if it runs on this thread now (BaseEventLoop
+// records its thread in _thread_id while it runs: then it is this thread's
+// running loop), else asyncio.get_running_loop().
+py::object running_loop(py::handle held_object, unsigned long thread)
+{
+    if (!held_object.is_none()) {
+        PyAccess& held = access_of(held_object);
+        if (held.loop) {
+            py::object id = py::getattr(held.loop, "_thread_id", py::none());
+            if (PyLong_Check(id.ptr()) && PyLong_AsUnsignedLong(id.ptr()) == thread) return held.loop;
+            PyErr_Clear();
+        }
+    }
+    static py::object* const get_running_loop =
+        new py::object(py::module_::import("asyncio").attr("get_running_loop")); // leaked: outlives the module
+    return (*get_running_loop)();
+}
+
+// Starts an asyncio request (released `held` first, if given) and returns the
+// future it resolves: `future_type(loop=loop)` (simsync._asyncio's future,
+// whose cancel() withdraws the request).
+py::object start_async(py::object self, SimTime t, py::object future_type, py::object deliver,
+                       py::handle held_object)
 {
     PyAccessor& a = accessor_of(self);
     Accessor& accessor = a.get();
+    const unsigned long thread = PyThread_get_thread_ident();
+    py::object loop = running_loop(held_object, thread);
+    // future_type(loop=loop): asyncio.Future's own __init__ (no Python frame);
+    // its _accessor slot says whom cancel() withdraws.
+    py::object future = future_type(py::arg("loop") = loop);
+    if (PyObject_SetAttrString(future.ptr(), "_accessor", self.ptr()) != 0) throw py::error_already_set();
     Access held = take_held(self, held_object, t);
     auto state = std::make_shared<AsyncState>();
-    state->loop = std::move(loop);
+    state->loop = loop;
     state->deliver = std::move(deliver);
-    state->future = std::move(future);
+    state->future = future;
     state->world = a.world;
     state->accessor = self;
-    state->loop_thread = PyThread_get_thread_ident();
+    state->loop_thread = thread;
     auto complete = [state, t](std::error_code error, Access access) {
         if (!Py_IsInitialized()) return;
         py::gil_scoped_acquire gil;
         try {
             py::object result = make_access(std::move(access), error, state->world, state->accessor, t);
+            if (error == std::error_code{}) unwrap<PyAccess>(result).loop = state->loop;
             if (PyThread_get_thread_ident() == state->loop_thread) {
                 // On the loop's own thread (a release or request made by a task of
                 // this loop granted it): resolving the future schedules the task
-                // through the loop, without a wake-up of its selector.
-                state->deliver(state->future, result);
+                // through the loop, without a wake-up of its selector. What
+                // _deliver does, without its Python frame: a future cancelled
+                // meanwhile gives the grant back.
+                py::object done = state->future.attr("done")();
+                if (done.ptr() == Py_True) {
+                    unwrap<PyAccess>(result).release_held();
+                } else {
+                    state->future.attr("set_result")(result);
+                }
             } else {
                 state->loop.attr("call_soon_threadsafe")(state->deliver, state->future, result);
             }
@@ -211,14 +362,17 @@ void start_async(py::object self, SimTime t, py::object loop, py::object deliver
         }
         state->clear();
     };
-    py::gil_scoped_release release;
-    std::lock_guard<std::recursive_mutex> guard(a.signal_mutex);
-    auto handler = asio::bind_cancellation_slot(a.signal.slot(), run_inline(std::move(complete)));
-    if (held) {
-        accessor.async_release_and_request(std::move(held), t, std::move(handler));
-    } else {
-        accessor.async_request_access(t, std::move(handler));
+    {
+        py::gil_scoped_release release;
+        std::lock_guard<std::recursive_mutex> guard(a.signal_mutex);
+        auto handler = asio::bind_cancellation_slot(a.signal.slot(), run_inline(std::move(complete)));
+        if (held) {
+            accessor.async_release_and_request(std::move(held), t, std::move(handler));
+        } else {
+            accessor.async_request_access(t, std::move(handler));
+        }
     }
+    return future;
 }
 
 struct SystemState {
@@ -274,6 +428,159 @@ void run_system(py::object self, SimTime first, py::object function)
     without_gil([&] { accessor.run_system(first, std::move(system)); });
 }
 
+// ---------------------------------------------------------------- per-grant entry points
+// request and release_and_request are plain CPython fastcall methods rather
+// than pybind11 functions: pybind11's dispatcher (overload resolution,
+// keyword matching, a casting loop per argument) cost about as much as the
+// C++ grant itself. Same arguments, errors and exceptions as before.
+
+// The C++ exception being handled as a Python exception, as pybind11's
+// dispatcher translates it (module-local translators, then global ones).
+PyObject* raise_current_exception()
+{
+    try {
+        throw;
+    } catch (py::error_already_set& e) {
+        e.restore();
+#ifdef __GLIBCXX__
+    } catch (abi::__forced_unwind&) {
+        throw;
+#endif
+    } catch (...) {
+        if (py::detail::apply_exception_translators(py::detail::get_local_internals().registered_exception_translators)) {
+            return nullptr;
+        }
+        if (py::detail::apply_exception_translators(py::detail::get_internals().registered_exception_translators)) {
+            return nullptr;
+        }
+        PyErr_SetString(PyExc_SystemError, "Exception escaped from default exception translator!");
+    }
+    return nullptr;
+}
+
+// Matches `names` (positional or keyword) followed by the keyword-only
+// `timeout` into `values` (nullptr: not given). False with a TypeError set.
+template <std::size_t N>
+bool parse_request_args(const char* function, const std::array<const char*, N>& names, PyObject* const* args,
+                        Py_ssize_t nargs, PyObject* kwnames, std::array<PyObject*, N + 1>& values)
+{
+    if (nargs > static_cast<Py_ssize_t>(N)) {
+        PyErr_Format(PyExc_TypeError, "%s() takes %zu positional argument%s but %zd were given", function, N,
+                     N == 1 ? "" : "s", nargs);
+        return false;
+    }
+    for (Py_ssize_t k = 0; k < nargs; ++k) values[static_cast<std::size_t>(k)] = args[k];
+    const Py_ssize_t keywords = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < keywords; ++k) {
+        PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+        std::size_t slot = N + 1;
+        for (std::size_t i = 0; i <= N; ++i) {
+            if (PyUnicode_CompareWithASCIIString(key, i < N ? names[i] : "timeout") == 0) slot = i;
+        }
+        if (slot > N) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", function, key);
+            return false;
+        }
+        if (values[slot] != nullptr) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%U'", function, key);
+            return false;
+        }
+        values[slot] = args[nargs + k];
+    }
+    for (std::size_t i = 0; i < N; ++i) {
+        if (values[i] == nullptr) {
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", function, names[i]);
+            return false;
+        }
+    }
+    return true;
+}
+
+PyObject* request_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames)
+{
+    std::array<PyObject*, 2> values{};
+    if (!parse_request_args<1>("request", {"t"}, args, nargs, kwnames, values)) return nullptr;
+    try {
+        py::handle timeout = values[1] ? values[1] : Py_None;
+        return blocking_request(py::reinterpret_borrow<py::object>(self), sim_time_arg(values[0], "t"), timeout,
+                                py::none())
+            .release()
+            .ptr();
+    } catch (...) {
+        return raise_current_exception();
+    }
+}
+
+PyObject* release_and_request_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames)
+{
+    std::array<PyObject*, 3> values{};
+    if (!parse_request_args<2>("release_and_request", {"access", "next"}, args, nargs, kwnames, values)) {
+        return nullptr;
+    }
+    try {
+        py::handle timeout = values[2] ? values[2] : Py_None;
+        return blocking_request(py::reinterpret_borrow<py::object>(self), sim_time_arg(values[1], "next"), timeout,
+                                values[0])
+            .release()
+            .ptr();
+    } catch (...) {
+        return raise_current_exception();
+    }
+}
+
+// _start_async(t, future_type, deliver, held=None): private, positional only.
+PyObject* start_async_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
+{
+    if (nargs < 3 || nargs > 4) {
+        PyErr_Format(PyExc_TypeError, "_start_async() takes 3 or 4 arguments (%zd given)", nargs);
+        return nullptr;
+    }
+    try {
+        return start_async(py::reinterpret_borrow<py::object>(self), sim_time_arg(args[0], "t"),
+                           py::reinterpret_borrow<py::object>(args[1]), py::reinterpret_borrow<py::object>(args[2]),
+                           nargs == 4 ? py::handle(args[3]) : py::handle(Py_None))
+            .release()
+            .ptr();
+    } catch (...) {
+        return raise_current_exception();
+    }
+}
+
+PyMethodDef g_start_async_def{
+    "_start_async", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&start_async_method)), METH_FASTCALL,
+    "Starts an asyncio request (simsync._asyncio): returns the future it resolves. Not API."};
+PyMethodDef g_request_def{
+    "request", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&request_method)),
+    METH_FASTCALL | METH_KEYWORDS,
+    R"(request($self, t, *, timeout=None)
+--
+
+Blocks (GIL released) until the access at t (ns) is granted or refused; returns an Access.
+
+``timeout`` (seconds): give up with Refusal.timed_out (a lockstep accessor then keeps
+holding time at t, as in C++). On the main thread Ctrl-C (any signal handler that
+raises) withdraws the request and raises KeyboardInterrupt; ``cancel()`` from another
+thread withdraws it with Refusal.cancelled. Raises Busy if a request of this accessor
+is pending or its access is held.)"};
+PyMethodDef g_release_and_request_def{
+    "release_and_request", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&release_and_request_method)),
+    METH_FASTCALL | METH_KEYWORDS,
+    R"(release_and_request($self, access, next, *, timeout=None)
+--
+
+Releases ``access`` and asks for ``next`` in one operation (no gap in which time can slip
+past), then waits as request() does. ``access`` may be None (a plain request).
+Raises InvalidArgument if access belongs to another accessor or next is before its
+granted time (it is then still held).)"};
+
+void add_method(py::handle type, PyMethodDef& def)
+{
+    auto descriptor =
+        py::reinterpret_steal<py::object>(PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(type.ptr()), &def));
+    if (!descriptor) throw py::error_already_set();
+    py::setattr(type, def.ml_name, descriptor);
+}
+
 } // namespace
 
 // ---------------------------------------------------------------- PyAccess
@@ -308,7 +615,7 @@ py::object make_access(Access access, std::error_code error, py::object world, p
     a->world = access ? std::move(world) : py::none();
     a->accessor = std::move(accessor);
     a->cell->owned = std::move(access);
-    return py::cast(std::move(a));
+    return wrap_access(std::move(a));
 }
 
 py::object lend_access(Access& access, py::object world, py::object accessor)
@@ -323,7 +630,7 @@ py::object lend_access(Access& access, py::object world, py::object accessor)
     a->accessor = std::move(accessor);
     a->cell->borrowed = &access;
     a->cell->lent = true;
-    return py::cast(std::move(a));
+    return wrap_access(std::move(a));
 }
 
 void end_loan(py::handle access)
@@ -480,19 +787,6 @@ Access it was granted stays held until released.)")
             },
             "lockstep or free; settable while the simulation runs (becoming lockstep while idle holds time at now).")
         .def(
-            "request",
-            [](py::object self, py::handle t, py::handle timeout) {
-                return blocking_request(self, sim_time_arg(t, "t"), timeout, py::none());
-            },
-            py::arg("t"), py::kw_only(), py::arg("timeout") = py::none(),
-            R"(Blocks (GIL released) until the access at t (ns) is granted or refused; returns an Access.
-
-``timeout`` (seconds): give up with Refusal.timed_out (a lockstep accessor then keeps
-holding time at t, as in C++). On the main thread Ctrl-C (any signal handler that
-raises) withdraws the request and raises KeyboardInterrupt; ``cancel()`` from another
-thread withdraws it with Refusal.cancelled. Raises Busy if a request of this accessor
-is pending or its access is held.)")
-        .def(
             "try_request",
             [](py::object self, py::handle t) {
                 PyAccessor& a = accessor_of(self);
@@ -504,23 +798,8 @@ is pending or its access is held.)")
             py::arg("t"),
             "Grants only if that needs no waiting for another thread (this thread may step the world to t); "
             "otherwise a falsy Access with Refusal.would_block.")
-        .def(
-            "release_and_request",
-            [](py::object self, py::handle held, py::handle next, py::handle timeout) {
-                return blocking_request(self, sim_time_arg(next, "next"), timeout, held);
-            },
-            py::arg("access"), py::arg("next"), py::kw_only(), py::arg("timeout") = py::none(),
-            R"(Releases ``access`` and asks for ``next`` in one operation (no gap in which time can slip
-past), then waits as request() does. ``access`` may be None (a plain request).
-Raises InvalidArgument if access belongs to another accessor or next is before its
-granted time (it is then still held).)")
         .def("cancel", &PyAccessor::cancel,
              "Withdraws this accessor's pending request, if any (it ends with Refusal.cancelled). Any thread.")
-        .def(
-            "_start_async",
-            [](py::object self, py::handle t, py::object loop, py::object deliver, py::object future,
-               py::handle held) { start_async(self, sim_time_arg(t, "t"), loop, deliver, future, held); },
-            py::arg("t"), py::arg("loop"), py::arg("deliver"), py::arg("future"), py::arg("held") = py::none())
         .def(
             "run_system",
             [](py::object self, py::handle first, py::object system) {
@@ -546,6 +825,9 @@ call only. Returns at once; the first call may come before it returns.)")
         .def("__enter__", [](py::object self) { return self; })
         .def("__exit__", [](PyAccessor& a, py::args) { without_gil([&] { a.accessor.deregister(); }); })
         .def("__repr__", [](PyAccessor& a) { return "<simsync.Accessor '" + a.accessor.name() + "'>"; });
+    add_method(m.attr("Accessor"), g_request_def);
+    add_method(m.attr("Accessor"), g_release_and_request_def);
+    add_method(m.attr("Accessor"), g_start_async_def);
 }
 
 } // namespace simsync::python

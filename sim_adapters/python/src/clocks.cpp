@@ -355,8 +355,8 @@ added after the first message gets the last one at once.)")
         .def(
             "last_message",
             [](const PyPublisher& p) -> py::object {
-                auto m = p.publisher->last_message();
-                return m ? message_data(*m) : py::none();
+                auto message = p.publisher->last_message();
+                return message ? message_data(*message) : py::none();
             });
 
     py::class_<PyTimer>(m, "PeriodicTimer", R"(Calls a function periodically, on real or simulated time.

@@ -132,6 +132,11 @@ struct PyAccess {
     std::int64_t granted = 0;
     AccessMode mode = AccessMode::exclusive;
     std::uint64_t sequence = 0;
+    // The asyncio loop an asynchronous grant was delivered through (None
+    // otherwise): the next release_and_request_async of its task finds its
+    // loop here instead of asking asyncio (whose get_running_loop() makes a
+    // getpid() system call).
+    py::object loop;
 
     PyAccess() = default;
     PyAccess(const PyAccess&) = delete;

@@ -235,19 +235,19 @@ needs an exclusive access that is still held (InvalidState otherwise).)")
         .def_property(
             "qpos", getter(&mjData::qpos, &mjModel::nq),
             [](MujocoView& v, py::handle value) {
-                assign(v, [](mjData& d) { return d.qpos; }, [](const mjModel& m) { return m.nq; }, "qpos", value);
+                assign(v, [](mjData& d) { return d.qpos; }, [](const mjModel& model) { return model.nq; }, "qpos", value);
             },
             "Joint positions (nq,).")
         .def_property(
             "qvel", getter(&mjData::qvel, &mjModel::nv),
             [](MujocoView& v, py::handle value) {
-                assign(v, [](mjData& d) { return d.qvel; }, [](const mjModel& m) { return m.nv; }, "qvel", value);
+                assign(v, [](mjData& d) { return d.qvel; }, [](const mjModel& model) { return model.nv; }, "qvel", value);
             },
             "Joint velocities (nv,).")
         .def_property(
             "ctrl", getter(&mjData::ctrl, &mjModel::nu),
             [](MujocoView& v, py::handle value) {
-                assign(v, [](mjData& d) { return d.ctrl; }, [](const mjModel& m) { return m.nu; }, "ctrl", value);
+                assign(v, [](mjData& d) { return d.ctrl; }, [](const mjModel& model) { return model.nu; }, "ctrl", value);
             },
             "Controls (nu,); they act from the next step on and persist until written again.")
         .def_property_readonly("act", getter(&mjData::act, &mjModel::na), "Actuator activations (na,).")

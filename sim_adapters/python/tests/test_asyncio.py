@@ -90,3 +90,55 @@ def test_a_thousand_tasks_on_one_loop(handler, world):
     # every instant in registration order (all priority 0), instants in order
     assert [(t, k) for _, k, t in grants] == [(i * MS, k) for i in range(n_grants) for k in range(n_tasks)]
     assert world.steps == n_grants - 1
+
+
+
+def _first_grant_then_blocker(handler):
+    """a's grant at 1 ms from a loop that is finished on return, and a lockstep
+    accessor registered after it (holding time at 1 ms) whose thread lets time go
+    on once a's access is released: a's next grant comes from that thread, so
+    the future of a's next request is still pending when it is awaited."""
+    a = handler.register_accessor("a")
+
+    async def first():
+        return await a.request_async(simsync.ms(1))
+
+    access = asyncio.run(first())
+    assert access.granted_time == simsync.ms(1)
+    blocker = handler.register_accessor("blocker")
+    unblocker = threading.Thread(target=lambda: blocker.request(simsync.ms(1)).release(simsync.NEVER))
+    return a, access, unblocker
+
+
+def test_an_access_from_a_finished_loop_is_passed_on_in_the_next_loop(handler):
+    # release_and_request_async finds its task's loop through the Access of the
+    # previous grant only while that loop runs on the calling thread: an Access
+    # kept from an earlier asyncio.run() completes on the loop running now.
+    a, access, unblocker = _first_grant_then_blocker(handler)
+
+    async def second():
+        unblocker.start()
+        following = await a.release_and_request_async(access, simsync.ms(2))
+        return following.granted_time, bool(following), threading.get_ident()
+
+    result = asyncio.run(second())
+    unblocker.join()
+    assert result == (simsync.ms(2), True, threading.get_ident())
+
+
+def test_an_access_passed_to_a_loop_on_another_thread_completes_there(handler):
+    a, access, unblocker = _first_grant_then_blocker(handler)
+    results = []
+
+    async def second():
+        unblocker.start()
+        following = await a.release_and_request_async(access, simsync.ms(2))
+        results.append((following.granted_time, threading.get_ident()))
+        following.release()
+
+    other = threading.Thread(target=lambda: asyncio.run(second()))
+    other.start()
+    other.join(timeout=60)
+    unblocker.join(timeout=60)
+    assert not other.is_alive()
+    assert results == [(simsync.ms(2), other.ident)]
