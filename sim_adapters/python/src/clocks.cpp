@@ -171,6 +171,15 @@ py::dict scenario_data(const ScenarioConfig& c)
 
 } // namespace
 
+ClockPublisher& clock_publisher_ref(py::handle publisher)
+{
+    try {
+        return *py::cast<PyPublisher&>(publisher).publisher;
+    } catch (const py::cast_error&) {
+        invalid_argument("expected a simsync.ClockPublisher, got " + std::string(py::str(py::repr(publisher))));
+    }
+}
+
 void bind_clocks(py::module_& m)
 {
     // Enums first: they are default arguments below.

@@ -173,6 +173,10 @@ void bind_remote(py::module_& m); // remote.cpp, with the dds adapter only
 /// The C++ handler behind a simsync.Handler object (kept alive by the caller).
 class SimSyncHandler& handler_ref(py::handle handler);
 
+/// The C++ publisher behind a simsync.ClockPublisher object (kept alive by the
+/// caller), for sinks bound elsewhere (remote.cpp's ROS 2 sink).
+class ClockPublisher& clock_publisher_ref(py::handle publisher);
+
 } // namespace simsync::python
 
 namespace simsync::python {

@@ -8,6 +8,7 @@
 #include <simsync/dds/domain.hpp>
 #include <simsync/dds/remote_accessor.hpp>
 #include <simsync/dds/remote_asio.hpp>
+#include <simsync/dds/ros2_clock.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -15,6 +16,7 @@
 #include <pythread.h>
 
 #include <condition_variable>
+#include <cstdlib>
 #include <cstdint>
 #include <vector>
 
@@ -230,6 +232,36 @@ sd::DomainConfig domain_config(std::uint32_t domain, const std::string& network,
     return config;
 }
 
+// A ROS 2 /clock sink added to a ClockPublisher, which owns it: this view
+// keeps the publisher (and so the sink) alive and reads its counters.
+struct PyRos2Sink {
+    py::object publisher;
+    const sd::Ros2ClockSink* sink = nullptr;
+    std::string where; // the domain, for repr
+};
+
+// The domain of a ROS 2 endpoint: `domain` if given, else $ROS_DOMAIN_ID as
+// ROS 2 nodes read it, else 0.
+std::uint32_t ros2_domain(py::handle domain)
+{
+    if (!domain.is_none()) {
+        const std::int64_t id = py::cast<std::int64_t>(domain);
+        if (id < 0 || id > static_cast<std::int64_t>(sd::kMaxDomainId)) {
+            invalid_argument("domain must be in 0.." + std::to_string(sd::kMaxDomainId) + ", got " + std::to_string(id));
+        }
+        return static_cast<std::uint32_t>(id);
+    }
+    const char* env = std::getenv("ROS_DOMAIN_ID");
+    if (env == nullptr || *env == '\0') return 0;
+    char* end = nullptr;
+    const unsigned long id = std::strtoul(env, &end, 10);
+    if (*end != '\0' || id > sd::kMaxDomainId) {
+        invalid_argument(std::string("ROS_DOMAIN_ID must be a domain id in 0..") + std::to_string(sd::kMaxDomainId) +
+                         ", got '" + env + "'");
+    }
+    return static_cast<std::uint32_t>(id);
+}
+
 } // namespace
 
 void bind_remote(py::module_& m)
@@ -378,6 +410,78 @@ before its granted time or commands are too large (it is then still held).)")
             return a.accessor ? "<simsync.RemoteAccessor '" + a.accessor->name() + "'>"
                               : std::string("<simsync.RemoteAccessor closed>");
         });
+
+    py::class_<PyRos2Sink>(m, "Ros2ClockSink", R"(A ROS 2 /clock sink of a ClockPublisher (ClockPublisher.add_ros2_sink).
+
+The publisher owns the sink and writes every message to it on the thread that
+publishes (the stepping thread for ticks); this object reads its counters and
+keeps the publisher alive. What a ROS 2 node with use_sim_time sees: its clock is
+the publisher's time source; while paused, the frozen time repeated (unless
+repeat_while_paused=False). A time before 0 or beyond int32 seconds is refused
+(out_of_range), never wrapped; a write Cyclone refuses is counted in dropped.)")
+        .def_property_readonly("written", [](const PyRos2Sink& s) { return s.sink->written(); },
+                               "Samples handed to Cyclone DDS.")
+        .def_property_readonly("dropped", [](const PyRos2Sink& s) { return s.sink->dropped(); },
+                               "Writes Cyclone DDS refused (see last_error).")
+        .def_property_readonly("out_of_range", [](const PyRos2Sink& s) { return s.sink->out_of_range(); },
+                               "Times refused for being out of ROS 2's range.")
+        .def_property_readonly("repeats_skipped", [](const PyRos2Sink& s) { return s.sink->repeats_skipped(); },
+                               "Paused repeats skipped (repeat_while_paused=False).")
+        .def_property_readonly("last_error", [](const PyRos2Sink& s) { return s.sink->last_error(); },
+                               "The last refusal, '' if none.")
+        .def_property_readonly("topic", [](const PyRos2Sink& s) { return s.sink->config().topic; },
+                               "The DDS topic ('rt/clock' for ROS 2's /clock).")
+        .def_property_readonly("matched_readers", [](const PyRos2Sink& s) { return s.sink->matched_readers(); },
+                               "Readers currently matched, in any process.")
+        .def(
+            "wait_for_readers",
+            [](const PyRos2Sink& s, std::size_t count, py::handle timeout) {
+                const WallClock::duration limit = timeout_arg(timeout, "timeout");
+                return without_gil([&] { return s.sink->wait_for_readers(count, limit); });
+            },
+            py::arg("count") = 1, py::arg("timeout") = 5,
+            "Blocks (GIL released) until `count` readers are matched or `timeout` seconds pass; whether they are.")
+        .def("__repr__", [](const PyRos2Sink& s) {
+            return "<simsync.Ros2ClockSink " + s.sink->config().topic + " on " + s.where + ", " +
+                   std::to_string(s.sink->written()) + " written>";
+        });
+
+    py::object publisher_class = m.attr("ClockPublisher");
+    publisher_class.attr("add_ros2_sink") = py::cpp_function(
+        [](py::object self, py::object domain, const std::string& network, const std::string& interface,
+           const std::vector<std::string>& peers, const std::string& tag, py::handle security, const std::string& topic,
+           bool repeat_while_paused) {
+            ClockPublisher& publisher = clock_publisher_ref(self);
+            sd::DomainConfig config = domain_config(ros2_domain(domain), network, interface, peers, tag, security);
+            sd::Ros2ClockSinkConfig sink_config;
+            sink_config.topic = sd::dds_topic_name(topic);
+            sink_config.repeat_while_paused = repeat_while_paused;
+            PyRos2Sink view;
+            view.publisher = self;
+            view.where = sd::describe(config);
+            without_gil([&] {
+                auto sink = std::make_unique<sd::Ros2ClockSink>(sd::Participant::create(config), sink_config);
+                view.sink = sink.get();
+                publisher.add_sink(std::move(sink));
+            });
+            return view;
+        },
+        py::name("add_ros2_sink"), py::is_method(publisher_class), py::kw_only(), py::arg("domain") = py::none(),
+        py::arg("network") = "system", py::arg("interface") = "", py::arg("peers") = std::vector<std::string>{},
+        py::arg("tag") = "", py::arg("security") = py::none(), py::arg("topic") = "/clock",
+        py::arg("repeat_while_paused") = true,
+        R"(Publishes every message as ROS 2 /clock over Cyclone DDS (rosgraph_msgs/msg/Clock on
+DDS topic rt/clock, as rmw_cyclonedds and rmw_fastrtps exchange it); returns a
+simsync.Ros2ClockSink with its counters.
+
+domain: the DDS domain (ROS_DOMAIN_ID of the nodes; default $ROS_DOMAIN_ID, else 0).
+network: "system" (Cyclone's defaults, what ROS 2 nodes use out of the box) or
+"loopback" (this machine only; nodes need ROS_LOCALHOST_ONLY=1). interface, peers:
+where to talk instead or also. tag: a Cyclone discovery tag (Cyclone peers only:
+leave it empty for ROS 2). security: the six DDS Security files, as for
+RemoteAccessor (SROS 2). topic: a ROS 2 name ("/clock", "/sim/clock") or a DDS one.
+repeat_while_paused: write the frozen time at every paused message (default) or
+only once.)");
 }
 
 } // namespace simsync::python
