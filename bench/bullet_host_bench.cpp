@@ -62,6 +62,25 @@ struct RunFigures {
     std::uint64_t grants = 0;
 };
 
+// What a run costs from its construction on: wall time, the process's CPU time
+// and its context switches, taken the same way for every variant.
+struct RunMeter {
+    simsync::bench::ContextSwitches cs0 = simsync::bench::ContextSwitches::now();
+    double cpu0 = simsync::bench::process_cpu_seconds();
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+
+    RunFigures figures() const
+    {
+        RunFigures f;
+        f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        f.cpu_s = simsync::bench::process_cpu_seconds() - cpu0;
+        const auto cs = simsync::bench::ContextSwitches::now() - cs0;
+        f.voluntary_switches = cs.voluntary;
+        f.involuntary_switches = cs.involuntary;
+        return f;
+    }
+};
+
 RunFigures run_raw(simsync::SimTime end)
 {
     sb::BulletWorld world(sb::default_scene());
@@ -70,9 +89,7 @@ RunFigures run_raw(simsync::SimTime end)
     std::vector<std::int64_t> next(kSensors, 0);
     std::int64_t next_control = 0;
     volatile double sink = 0;
-    const auto cs0 = simsync::bench::ContextSwitches::now();
-    const double cpu0 = simsync::bench::process_cpu_seconds();
-    const auto start = std::chrono::steady_clock::now();
+    const RunMeter meter;
     for (simsync::SimTime t = simsync::kSimStart;; t += kStep) {
         // Same order as the handler at one instant: the controller (priority 1)
         // first, then the sensors.
@@ -90,12 +107,7 @@ RunFigures run_raw(simsync::SimTime end)
         world.step(kStep);
     }
     world.hash_state(hash);
-    RunFigures f;
-    f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    f.cpu_s = simsync::bench::process_cpu_seconds() - cpu0;
-    const auto cs = simsync::bench::ContextSwitches::now() - cs0;
-    f.voluntary_switches = cs.voluntary;
-    f.involuntary_switches = cs.involuntary;
+    RunFigures f = meter.figures();
     f.hash = hash.hex();
     return f;
 }
@@ -128,9 +140,7 @@ RunFigures run_raw_floor(simsync::SimTime end)
     std::vector<std::int64_t> next(kSensors, 0);
     std::int64_t next_control = 0;
     std::vector<std::size_t> due;
-    const auto cs0 = simsync::bench::ContextSwitches::now();
-    const double cpu0 = simsync::bench::process_cpu_seconds();
-    const auto start = std::chrono::steady_clock::now();
+    const RunMeter meter;
     for (simsync::SimTime t = simsync::kSimStart;; t += kStep) {
         if (simsync::round_to_grid(instant(kControllerHz, next_control), kStep) == t) {
             if (t < end) {
@@ -156,12 +166,7 @@ RunFigures run_raw_floor(simsync::SimTime end)
         world.step(kStep);
     }
     world.hash_state(hash);
-    RunFigures f;
-    f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    f.cpu_s = simsync::bench::process_cpu_seconds() - cpu0;
-    const auto cs = simsync::bench::ContextSwitches::now() - cs0;
-    f.voluntary_switches = cs.voluntary;
-    f.involuntary_switches = cs.involuntary;
+    RunFigures f = meter.figures();
     readers.clear();
     f.hash = hash.hex();
     return f;
@@ -196,10 +201,8 @@ RunFigures run_handler(simsync::SimTime end)
     std::uint64_t clock_bytes = 0; // a callback sink that does a little work per message
     clock.add_callback([&](const simsync::ClockMessage& m) { clock_bytes += simsync::encode_clock_datagram(m).size(); });
 
-    const auto cs0 = simsync::bench::ContextSwitches::now();
+    const RunMeter meter; // the clock publisher's start counts: it is part of the handler's run
     clock.start();
-    const double cpu0 = simsync::bench::process_cpu_seconds();
-    const auto start = std::chrono::steady_clock::now();
     std::vector<std::thread> threads;
     threads.emplace_back([&] {
         for (std::int64_t n = 0;; ++n) {
@@ -261,13 +264,8 @@ RunFigures run_handler(simsync::SimTime end)
         std::unique_lock<std::mutex> lock(done_mutex);
         done_cv.wait(lock, [&] { return sensors_done == sensors.size(); });
     }
-    RunFigures f;
-    f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    f.cpu_s = simsync::bench::process_cpu_seconds() - cpu0;
+    RunFigures f = meter.figures();
     clock.stop();
-    const auto cs = simsync::bench::ContextSwitches::now() - cs0;
-    f.voluntary_switches = cs.voluntary;
-    f.involuntary_switches = cs.involuntary;
     f.grants = handler.snapshot().grants;
     handler.stop();
     for (double b : blocked) f.blocked_s += b;
