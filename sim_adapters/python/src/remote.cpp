@@ -245,9 +245,14 @@ struct PyRos2Sink {
 std::uint32_t ros2_domain(py::handle domain)
 {
     if (!domain.is_none()) {
+        if (!PyLong_Check(domain.ptr()) || PyBool_Check(domain.ptr())) {
+            invalid_argument("domain must be an int (a DDS domain id) or None, got " +
+                             std::string(py::str(py::repr(domain))));
+        }
         const std::int64_t id = py::cast<std::int64_t>(domain);
         if (id < 0 || id > static_cast<std::int64_t>(sd::kMaxDomainId)) {
-            invalid_argument("domain must be in 0.." + std::to_string(sd::kMaxDomainId) + ", got " + std::to_string(id));
+            invalid_argument("domain must be in 0.." + std::to_string(sd::kMaxDomainId) + ", got " +
+                             std::to_string(id));
         }
         return static_cast<std::uint32_t>(id);
     }

@@ -105,6 +105,8 @@ def test_bad_options_are_refused_by_name():
         publisher = simsync.ClockPublisher(handler, simsync.make_time_source("sim", handler=handler))
         with pytest.raises(simsync.InvalidArgument, match="domain"):
             publisher.add_ros2_sink(domain=999, network="loopback")
+        with pytest.raises(simsync.InvalidArgument, match="domain"):
+            publisher.add_ros2_sink(domain=2.5, network="loopback")
         with pytest.raises(simsync.InvalidArgument, match="sundial"):
             publisher.add_ros2_sink(domain=215, network="sundial")
         with pytest.raises(simsync.InvalidArgument, match="topic|'/'"):
